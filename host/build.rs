@@ -1,0 +1,81 @@
+//! Builds the first-party plugins (and the test-suite's hostile plugin) as
+//! `wasm32-wasip2` components so the host can embed them.
+//!
+//! A nested `cargo build` runs in its own target directory beside the outer
+//! one, so the two never contend for a lock and repeated builds are
+//! incremental.
+
+use std::env;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const PLUGIN_PACKAGES: &[&str] = &[
+    "kebab-plugin-markdown",
+    "kebab-plugin-text",
+    "kebab-test-plugin-hostile",
+];
+
+fn main() {
+    let manifest_dir = PathBuf::from(env::var("CARGO_MANIFEST_DIR").expect("CARGO_MANIFEST_DIR"));
+    let root = manifest_dir
+        .parent()
+        .expect("host/ lives inside the workspace");
+    for watched in ["wit", "sdk", "plugins", "tests/plugins", "Cargo.lock"] {
+        println!("cargo:rerun-if-changed={}", root.join(watched).display());
+    }
+    println!("cargo:rerun-if-env-changed=KEBAB_WASM_TARGET_DIR");
+
+    let out_dir = PathBuf::from(env::var("OUT_DIR").expect("OUT_DIR"));
+    let target_dir = env::var_os("KEBAB_WASM_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| outer_target_dir(&out_dir).join("wasm-plugins"));
+
+    let cargo = env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let mut cmd = Command::new(cargo);
+    cmd.current_dir(root)
+        .args([
+            "build",
+            "--release",
+            "--target",
+            "wasm32-wasip2",
+            "--target-dir",
+        ])
+        .arg(&target_dir);
+    for package in PLUGIN_PACKAGES {
+        cmd.args(["-p", package]);
+    }
+    // The outer build's flags and wrappers (clippy, coverage, host RUSTFLAGS)
+    // are not meant for the wasm guest build.
+    for var in [
+        "RUSTFLAGS",
+        "CARGO_ENCODED_RUSTFLAGS",
+        "RUSTC_WRAPPER",
+        "RUSTC_WORKSPACE_WRAPPER",
+        "CARGO_BUILD_TARGET",
+        "CARGO_TARGET_DIR",
+        "CARGO_BUILD_RUSTFLAGS",
+    ] {
+        cmd.env_remove(var);
+    }
+    let status = cmd
+        .status()
+        .expect("could not run cargo to build the wasm plugins");
+    if !status.success() {
+        panic!(
+            "building the plugin components failed ({status}).\n\
+             hint: the wasm target may be missing: `rustup target add wasm32-wasip2`"
+        );
+    }
+    let wasm_dir = target_dir.join("wasm32-wasip2").join("release");
+    println!("cargo:rustc-env=KEBAB_WASM_DIR={}", wasm_dir.display());
+}
+
+/// The outer cargo target directory: the nearest ancestor of `OUT_DIR`
+/// holding cargo's `CACHEDIR.TAG`.
+fn outer_target_dir(out_dir: &Path) -> PathBuf {
+    out_dir
+        .ancestors()
+        .find(|dir| dir.join("CACHEDIR.TAG").is_file())
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| out_dir.to_path_buf())
+}

@@ -1,0 +1,130 @@
+//! The facade the CLI drives: resolved paths, configuration, the open index
+//! and (on demand) the plugin runtime.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use crate::config::{self, Config, ConfigError};
+use crate::plugin::registry::Registry;
+use crate::plugin::runtime::{Limits, LoadError, Runtime};
+use crate::store::{Store, StoreError};
+
+/// Where this invocation reads and writes.
+#[derive(Debug, Clone)]
+pub struct Paths {
+    pub config_file: PathBuf,
+    pub data_dir: PathBuf,
+    pub cache_dir: PathBuf,
+}
+
+impl Paths {
+    /// Resolve paths: explicit flags (or their env variables) first, then the
+    /// config file's `[storage] data_dir`, then XDG defaults.
+    pub fn resolve(
+        config_flag: Option<PathBuf>,
+        data_dir_flag: Option<PathBuf>,
+        config: &Config,
+    ) -> Paths {
+        let config_file = config_flag.unwrap_or_else(config::default_config_path);
+        let data_dir = data_dir_flag
+            .or_else(|| config.storage.data_dir.as_deref().map(config::expand_home))
+            .unwrap_or_else(config::default_data_dir);
+        Paths {
+            config_file,
+            data_dir,
+            cache_dir: config::default_cache_dir(),
+        }
+    }
+
+    /// The SQLite file.
+    pub fn sqlite(&self) -> PathBuf {
+        self.data_dir.join("kebab.sqlite")
+    }
+}
+
+/// Failures opening the app.
+#[derive(Debug, thiserror::Error)]
+pub enum AppError {
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error(transparent)]
+    Plugins(#[from] LoadError),
+    #[error("cannot create data directory {path}: {source}")]
+    DataDir {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+}
+
+/// An opened kebab: configuration plus index.
+pub struct App {
+    pub config: Config,
+    pub paths: Paths,
+    pub store: Store,
+}
+
+/// Plugins ready to run.
+pub struct Plugins {
+    pub runtime: Runtime,
+    pub registry: Registry,
+    /// Installed plugins that could not be loaded.
+    pub warnings: Vec<String>,
+}
+
+impl App {
+    /// Open the index under `paths` (creating the data directory).
+    pub fn open(config: Config, paths: Paths) -> Result<App, AppError> {
+        std::fs::create_dir_all(&paths.data_dir).map_err(|source| AppError::DataDir {
+            path: paths.data_dir.clone(),
+            source,
+        })?;
+        let store = Store::open(&paths.sqlite())?;
+        Ok(App {
+            config,
+            paths,
+            store,
+        })
+    }
+
+    /// Start the plugin runtime and load every plugin.
+    pub fn plugins(&self) -> Result<Plugins, AppError> {
+        let runtime = Runtime::new(Some(self.paths.cache_dir.clone()))?;
+        let (registry, warnings) = Registry::load(&runtime, &self.paths.data_dir)?;
+        Ok(Plugins {
+            runtime,
+            registry,
+            warnings,
+        })
+    }
+
+    /// Sandbox limits from the configuration.
+    pub fn limits(&self) -> Limits {
+        Limits {
+            timeout: Duration::from_millis(self.config.plugins.timeout_ms),
+            memory_bytes: (self.config.plugins.memory_mb as usize) << 20,
+        }
+    }
+
+    /// The workspace root for `path`: the configured root when it contains
+    /// `path`, else `path` itself (or its directory, for a file).
+    pub fn workspace_root(&self, path: &Path) -> PathBuf {
+        if let Some(root) = self
+            .config
+            .workspace
+            .root
+            .as_deref()
+            .map(config::expand_home)
+            && let Ok(root) = root.canonicalize()
+            && path.starts_with(&root)
+        {
+            return root;
+        }
+        if path.is_dir() {
+            path.to_path_buf()
+        } else {
+            path.parent().map(Path::to_path_buf).unwrap_or_default()
+        }
+    }
+}

@@ -1,0 +1,268 @@
+//! The configuration file (`config.toml`) and where kebab keeps its files.
+//!
+//! Precedence: built-in defaults → config file → `KEBAB_*` environment
+//! variables → command-line flags.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+/// Problems reading or writing the configuration.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// The file exists but cannot be read.
+    #[error("cannot read config {path}: {source}")]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    /// The file is not valid TOML for this schema.
+    #[error("invalid config {path}: {message}")]
+    Invalid { path: PathBuf, message: String },
+    /// Writing the default file failed.
+    #[error("cannot write config {path}: {source}")]
+    Write {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+}
+
+/// The whole configuration file.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct Config {
+    /// Config schema version; always 1 for now.
+    pub schema_version: u32,
+    pub workspace: WorkspaceConfig,
+    pub storage: StorageConfig,
+    pub indexing: IndexingConfig,
+    pub chunking: ChunkingConfig,
+    pub search: SearchConfig,
+    pub plugins: PluginsConfig,
+}
+
+/// `[workspace]`: what `kebab ingest` walks.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct WorkspaceConfig {
+    /// Workspace root; stored paths are relative to it when an ingested path
+    /// lies inside it, else relative to the ingested directory.
+    pub root: Option<String>,
+    /// Extra gitignore-style patterns to leave out.
+    pub exclude: Vec<String>,
+}
+
+/// `[storage]`: where the index lives.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+#[serde(default, deny_unknown_fields)]
+pub struct StorageConfig {
+    /// Data directory (SQLite file, installed plugins). Default:
+    /// `$XDG_DATA_HOME/kebab`.
+    pub data_dir: Option<String>,
+}
+
+/// `[indexing]`: ingest behaviour.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct IndexingConfig {
+    /// Files parsed at the same time.
+    pub max_parallel_extractors: usize,
+    /// Files larger than this are skipped (`size_exceeded`).
+    pub max_file_mb: u64,
+}
+
+/// `[chunking]`: the policy handed to every chunker.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct ChunkingConfig {
+    pub target_tokens: u32,
+    pub overlap_tokens: u32,
+}
+
+/// `[search]`: result shaping.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct SearchConfig {
+    pub default_k: usize,
+    pub snippet_chars: usize,
+}
+
+/// `[plugins]`: sandbox limits applied to every plugin call.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct PluginsConfig {
+    /// Wall-clock budget for one `parse` or `chunk-document` call.
+    pub timeout_ms: u64,
+    /// Linear-memory cap per plugin instance.
+    pub memory_mb: u64,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            schema_version: 1,
+            workspace: WorkspaceConfig::default(),
+            storage: StorageConfig::default(),
+            indexing: IndexingConfig::default(),
+            chunking: ChunkingConfig::default(),
+            search: SearchConfig::default(),
+            plugins: PluginsConfig::default(),
+        }
+    }
+}
+
+impl Default for WorkspaceConfig {
+    fn default() -> Self {
+        WorkspaceConfig {
+            root: None,
+            exclude: Vec::new(),
+        }
+    }
+}
+
+impl Default for IndexingConfig {
+    fn default() -> Self {
+        IndexingConfig {
+            max_parallel_extractors: 2,
+            max_file_mb: 10,
+        }
+    }
+}
+
+impl Default for ChunkingConfig {
+    fn default() -> Self {
+        ChunkingConfig {
+            target_tokens: 500,
+            overlap_tokens: 80,
+        }
+    }
+}
+
+impl Default for SearchConfig {
+    fn default() -> Self {
+        SearchConfig {
+            default_k: 10,
+            snippet_chars: 220,
+        }
+    }
+}
+
+impl Default for PluginsConfig {
+    fn default() -> Self {
+        PluginsConfig {
+            timeout_ms: 10_000,
+            memory_mb: 512,
+        }
+    }
+}
+
+impl Config {
+    /// Read `path`; a missing file yields the defaults.
+    pub fn load(path: &Path) -> Result<Config, ConfigError> {
+        let text = match std::fs::read_to_string(path) {
+            Ok(text) => text,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Config::default()),
+            Err(source) => {
+                return Err(ConfigError::Read {
+                    path: path.into(),
+                    source,
+                });
+            }
+        };
+        toml::from_str(&text).map_err(|e| ConfigError::Invalid {
+            path: path.into(),
+            message: e.message().to_string(),
+        })
+    }
+
+    /// Write the defaults to `path` (creating its directory).
+    pub fn write_default(path: &Path) -> Result<(), ConfigError> {
+        let wrap = |source| ConfigError::Write {
+            path: path.into(),
+            source,
+        };
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir).map_err(wrap)?;
+        }
+        let body = toml::to_string_pretty(&Config::default()).expect("defaults serialise");
+        std::fs::write(path, format!("# kebab configuration\n{body}")).map_err(wrap)
+    }
+}
+
+/// Expand a leading `~` to the home directory.
+pub fn expand_home(path: &str) -> PathBuf {
+    match path.strip_prefix("~") {
+        Some(rest) if rest.is_empty() || rest.starts_with('/') => {
+            home_dir().join(rest.trim_start_matches('/'))
+        }
+        _ => PathBuf::from(path),
+    }
+}
+
+fn home_dir() -> PathBuf {
+    std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/"))
+}
+
+fn xdg(var: &str, fallback: &str) -> PathBuf {
+    std::env::var_os(var)
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute())
+        .unwrap_or_else(|| home_dir().join(fallback))
+}
+
+/// The default config file: `$XDG_CONFIG_HOME/kebab/config.toml`.
+pub fn default_config_path() -> PathBuf {
+    xdg("XDG_CONFIG_HOME", ".config").join("kebab/config.toml")
+}
+
+/// The default data directory: `$XDG_DATA_HOME/kebab`.
+pub fn default_data_dir() -> PathBuf {
+    xdg("XDG_DATA_HOME", ".local/share").join("kebab")
+}
+
+/// Where compiled plugin code is cached: `$KEBAB_CACHE_DIR`, else
+/// `$XDG_CACHE_HOME/kebab`. Entries are keyed by content hash and engine
+/// build, so several data directories can share one cache.
+pub fn default_cache_dir() -> PathBuf {
+    std::env::var_os("KEBAB_CACHE_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| xdg("XDG_CACHE_HOME", ".cache").join("kebab"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn missing_file_gives_defaults_and_defaults_round_trip() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c/config.toml");
+        assert_eq!(Config::load(&path).unwrap(), Config::default());
+        Config::write_default(&path).unwrap();
+        assert_eq!(Config::load(&path).unwrap(), Config::default());
+    }
+
+    #[test]
+    fn partial_file_overrides_only_its_keys() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("config.toml");
+        std::fs::write(&path, "[chunking]\ntarget_tokens = 120\n").unwrap();
+        let c = Config::load(&path).unwrap();
+        assert_eq!(c.chunking.target_tokens, 120);
+        assert_eq!(c.chunking.overlap_tokens, 80);
+    }
+
+    #[test]
+    fn unknown_keys_are_rejected_with_the_path() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("config.toml");
+        std::fs::write(&path, "[chunking]\ntarget = 1\n").unwrap();
+        let err = Config::load(&path).unwrap_err().to_string();
+        assert!(
+            err.contains("config.toml") && err.contains("target"),
+            "{err}"
+        );
+    }
+}

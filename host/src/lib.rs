@@ -1,0 +1,14 @@
+//! kebab: a local-first knowledge base whose parsers are sandboxed
+//! WebAssembly components.
+//!
+//! The `kebab` binary (`src/main.rs`) is a thin CLI over this library.
+
+pub mod app;
+pub mod config;
+pub mod ids;
+pub mod ingest;
+pub mod plugin;
+pub mod search;
+pub mod store;
+pub mod walk;
+pub mod wire;

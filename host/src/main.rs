@@ -1,0 +1,415 @@
+//! The `kebab` command line.
+
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use anyhow::{Context, Result};
+use clap::{Parser, Subcommand};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use serde::Serialize;
+
+use kebab::app::{App, Paths};
+use kebab::config::Config;
+use kebab::ingest::{IngestReport, Progress};
+use kebab::wire::{DocSummary, ErrorReport, SearchResponse};
+
+/// kebab: a local-first knowledge base with sandboxed WebAssembly parsers.
+#[derive(Parser)]
+#[command(name = "kebab", version, about)]
+struct Cli {
+    /// Config file [default: $XDG_CONFIG_HOME/kebab/config.toml].
+    #[arg(long, global = true, env = "KEBAB_CONFIG")]
+    config: Option<PathBuf>,
+    /// Data directory holding the index [default: from config, else
+    /// $XDG_DATA_HOME/kebab].
+    #[arg(long, global = true, env = "KEBAB_DATA_DIR")]
+    data_dir: Option<PathBuf>,
+    /// Machine-readable output (stable `*.v1` JSON schemas).
+    #[arg(long, global = true)]
+    json: bool,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Create the config file and data directory.
+    Init {
+        /// Overwrite an existing config file with the defaults.
+        #[arg(long)]
+        force: bool,
+    },
+    /// Index a directory or a file.
+    Ingest {
+        /// Directory or file to index.
+        path: PathBuf,
+        /// Exit with 2 when any file errors or is skipped as bad input.
+        #[arg(long)]
+        strict: bool,
+    },
+    /// Search the index.
+    Search {
+        /// The query.
+        query: String,
+        /// Number of hits [default: [search] default_k].
+        #[arg(long)]
+        k: Option<usize>,
+    },
+    /// List indexed items.
+    List {
+        #[command(subcommand)]
+        what: ListWhat,
+    },
+}
+
+#[derive(Subcommand)]
+enum ListWhat {
+    /// Indexed documents.
+    Docs,
+}
+
+/// Exit codes (seed 001 §1.7).
+const EXIT_OK: u8 = 0;
+const EXIT_NO_HIT: u8 = 1;
+const EXIT_ERROR: u8 = 2;
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let json = cli.json;
+    match run(cli) {
+        Ok(code) => ExitCode::from(code),
+        Err(err) => {
+            report_error(&err, json);
+            ExitCode::from(EXIT_ERROR)
+        }
+    }
+}
+
+fn run(cli: Cli) -> Result<u8> {
+    let config_path = cli
+        .config
+        .clone()
+        .unwrap_or_else(kebab::config::default_config_path);
+    let config = Config::load(&config_path)?;
+    let paths = Paths::resolve(Some(config_path), cli.data_dir.clone(), &config);
+    match cli.command {
+        Command::Init { force } => init(&paths, force, cli.json),
+        Command::Ingest { path, strict } => {
+            let mut app = App::open(config, paths)?;
+            ingest(&mut app, &path, strict, cli.json)
+        }
+        Command::Search { query, k } => {
+            let app = App::open(config, paths)?;
+            let k = k.unwrap_or(app.config.search.default_k).max(1);
+            let response =
+                kebab::search::lexical(&app.store, &query, k, app.config.search.snippet_chars)?;
+            if cli.json {
+                print_json(&response)?;
+            } else {
+                print_hits(&response);
+            }
+            Ok(if response.hits.is_empty() {
+                EXIT_NO_HIT
+            } else {
+                EXIT_OK
+            })
+        }
+        Command::List {
+            what: ListWhat::Docs,
+        } => {
+            let app = App::open(config, paths)?;
+            list_docs(&app, cli.json)
+        }
+    }
+}
+
+fn init(paths: &Paths, force: bool, json: bool) -> Result<u8> {
+    let existed = paths.config_file.exists();
+    if !existed || force {
+        Config::write_default(&paths.config_file)?;
+    }
+    let app = App::open(Config::load(&paths.config_file)?, paths.clone())?;
+    let schema = app.store.schema_version()?;
+    if json {
+        print_json(&serde_json::json!({
+            "schema_version": "init.v1",
+            "config": paths.config_file,
+            "config_written": !existed || force,
+            "data_dir": paths.data_dir,
+            "sqlite": paths.sqlite(),
+            "db_schema_version": schema,
+        }))?;
+    } else {
+        let verb = if !existed {
+            "created"
+        } else if force {
+            "rewrote"
+        } else {
+            "kept"
+        };
+        println!("{verb:<8} {}", paths.config_file.display());
+        println!("{:<8} {}", "data", paths.data_dir.display());
+        println!(
+            "{:<8} {} (schema v{schema})",
+            "opened",
+            paths.sqlite().display()
+        );
+        println!(
+            "{:<8} edit {} then `kebab ingest <dir>`",
+            "hint",
+            paths.config_file.display()
+        );
+    }
+    Ok(EXIT_OK)
+}
+
+fn ingest(app: &mut App, path: &std::path::Path, strict: bool, json: bool) -> Result<u8> {
+    let plugins = app.plugins().context("cannot load parser plugins")?;
+    for w in &plugins.warnings {
+        eprintln!("warning: {w}");
+    }
+    let cancel = Arc::new(AtomicBool::new(false));
+    {
+        let cancel = cancel.clone();
+        // Ctrl-C finishes the file in flight, then stops; what was written stays.
+        let _ = ctrlc::set_handler(move || cancel.store(true, Ordering::Relaxed));
+    }
+    let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
+    if json || !std::io::stderr().is_terminal() {
+        bar.set_draw_target(ProgressDrawTarget::hidden());
+    }
+    bar.set_style(
+        ProgressStyle::with_template("{spinner} {bar:30} {pos}/{len} {wide_msg}")
+            .expect("valid template"),
+    );
+    let mut stdout = std::io::stdout().lock();
+    let mut on_progress = |event: &Progress| {
+        if json {
+            let line = serde_json::json!({
+                "schema_version": "ingest_progress.v1",
+                "ts": kebab::store::now_rfc3339(),
+                "event": event,
+            });
+            let _ = writeln!(stdout, "{line}");
+            return;
+        }
+        match event {
+            Progress::ScanCompleted { total } => bar.set_length(*total as u64),
+            Progress::AssetStarted { path, .. } => bar.set_message(path.clone()),
+            Progress::AssetFinished { .. } => bar.inc(1),
+            _ => {}
+        }
+    };
+    let report = kebab::ingest::ingest(app, &plugins, path, &cancel, &mut on_progress)?;
+    bar.finish_and_clear();
+    if json {
+        writeln!(stdout, "{}", serde_json::to_string(&report)?)?;
+    } else {
+        drop(stdout);
+        print_ingest_report(&report);
+    }
+    Ok(if strict && report.has_bad_input() {
+        EXIT_ERROR
+    } else {
+        EXIT_OK
+    })
+}
+
+/// Notable report lines shown without `--json`.
+const MAX_REPORT_LINES: usize = 30;
+
+fn print_ingest_report(r: &IngestReport) {
+    println!(
+        "{}: {} scanned · {} new · {} updated · {} skipped · {} errors · {} removed{} ({:.1} s)",
+        if r.aborted {
+            "ingest aborted"
+        } else {
+            "ingested"
+        },
+        r.scanned,
+        r.new,
+        r.updated,
+        r.skipped,
+        r.errors,
+        r.removed,
+        if r.fallbacks > 0 {
+            format!(" · {} via text fallback", r.fallbacks)
+        } else {
+            String::new()
+        },
+        r.duration_ms as f64 / 1000.0
+    );
+    let notable: Vec<String> = r
+        .items
+        .iter()
+        .filter_map(|i| match (i.kind, &i.error, &i.fallback, i.reason) {
+            ("error", Some(e), _, _) => Some(format!("  error    {}: {e}", i.doc_path)),
+            (_, _, Some(f), _) => Some(format!("  fallback {}: {f}", i.doc_path)),
+            ("skipped", _, _, Some(reason)) if !matches!(reason, "unchanged" | "unsupported") => {
+                Some(format!(
+                    "  skipped  {}: {reason}{}",
+                    i.doc_path,
+                    i.warnings
+                        .first()
+                        .map(|w| format!(" ({w})"))
+                        .unwrap_or_default()
+                ))
+            }
+            _ => None,
+        })
+        .collect();
+    for line in notable.iter().take(MAX_REPORT_LINES) {
+        println!("{line}");
+    }
+    if notable.len() > MAX_REPORT_LINES {
+        println!("  … {} more (see --json)", notable.len() - MAX_REPORT_LINES);
+    }
+    if r.skipped_unsupported > 0 {
+        println!(
+            "  {} files of types no plugin handles were skipped",
+            r.skipped_unsupported
+        );
+    }
+}
+
+fn print_hits(response: &SearchResponse) {
+    if response.hits.is_empty() {
+        println!("no hits for \"{}\"", response.query);
+        println!("hint: try other words, or check `kebab list docs` for what is indexed");
+        return;
+    }
+    for hit in &response.hits {
+        println!("{}. {:.2} {}", hit.rank, hit.score, hit.citation.uri());
+        let heading = if hit.heading_path.is_empty() {
+            "—".to_string()
+        } else {
+            hit.heading_path.join(" › ")
+        };
+        println!("   {heading}");
+        println!("   {}", hit.snippet);
+        println!();
+    }
+    println!(
+        "{} hits  {}  index {}  bm25/fts5",
+        response.hits.len(),
+        response.mode,
+        kebab::search::INDEX_VERSION
+    );
+}
+
+fn list_docs(app: &App, json: bool) -> Result<u8> {
+    let docs: Vec<DocSummary> = app
+        .store
+        .list_docs()?
+        .into_iter()
+        .map(|d| DocSummary {
+            schema_version: "doc_summary.v1",
+            doc_id: d.doc_id,
+            doc_path: d.workspace_path,
+            title: d.title,
+            lang: d.lang,
+            tags: d.tags,
+            trust_level: d.trust_level,
+            source_type: d.source_type,
+            byte_len: d.byte_len,
+            chunk_count: d.chunk_count,
+            created_at: d.created_at,
+            updated_at: d.updated_at,
+            parser_version: d.parser_version,
+            chunker_version: d.chunker_version,
+            plugin: d.plugin_name,
+            plugin_version: d.plugin_version,
+            fallback_reason: d.fallback_reason,
+        })
+        .collect();
+    if json {
+        print_json(&docs)?;
+    } else if docs.is_empty() {
+        println!("no documents indexed yet");
+        println!("hint: `kebab ingest <dir>`");
+    } else {
+        for d in &docs {
+            println!(
+                "{}  {} chunks  {}@{}{}  {}",
+                d.doc_path,
+                d.chunk_count,
+                d.plugin,
+                d.plugin_version,
+                if d.fallback_reason.is_some() {
+                    " (text fallback)"
+                } else {
+                    ""
+                },
+                d.title.as_deref().unwrap_or("")
+            );
+        }
+        println!("{} documents", docs.len());
+    }
+    Ok(EXIT_OK)
+}
+
+fn print_json(value: &impl Serialize) -> Result<()> {
+    let mut out = std::io::stdout().lock();
+    serde_json::to_writer(&mut out, value)?;
+    writeln!(out)?;
+    Ok(())
+}
+
+/// `error: …` plus a hint, or an `error.v1` line on stderr with `--json`.
+fn report_error(err: &anyhow::Error, json: bool) {
+    let (code, hint) = classify(err);
+    let message = format!("{err:#}");
+    if json {
+        let report = ErrorReport {
+            schema_version: "error.v1",
+            code,
+            message,
+            hint,
+        };
+        eprintln!("{}", serde_json::to_string(&report).unwrap_or_default());
+    } else {
+        eprintln!("error: {message}");
+        if let Some(h) = hint {
+            eprintln!("  hint: {h}");
+        }
+    }
+}
+
+fn classify(err: &anyhow::Error) -> (&'static str, Option<String>) {
+    use kebab::app::AppError;
+    use kebab::config::ConfigError;
+    use kebab::ingest::IngestError;
+    for cause in err.chain() {
+        if let Some(e) = cause.downcast_ref::<ConfigError>() {
+            let hint = match e {
+                ConfigError::Invalid { .. } => {
+                    "fix the key it names, or `kebab init --force` to rewrite defaults"
+                }
+                _ => "check the file's permissions, or pass --config FILE",
+            };
+            return ("config_invalid", Some(hint.into()));
+        }
+        if let Some(IngestError::Path { .. }) = cause.downcast_ref::<IngestError>() {
+            return (
+                "io_error",
+                Some("check that the path exists and is readable".into()),
+            );
+        }
+        if let Some(AppError::DataDir { .. }) = cause.downcast_ref::<AppError>() {
+            return (
+                "io_error",
+                Some("pass --data-dir DIR (or set KEBAB_DATA_DIR) to a writable place".into()),
+            );
+        }
+        if cause.downcast_ref::<kebab::store::StoreError>().is_some() {
+            return (
+                "io_error",
+                Some("is another kebab writing to the same --data-dir?".into()),
+            );
+        }
+    }
+    ("generic", None)
+}

@@ -1,0 +1,209 @@
+//! Which plugins exist and which one handles a file.
+//!
+//! First-party plugins are compiled into the binary. Installed plugins live
+//! in `<data_dir>/plugins/<name>/<version>/plugin.wasm`; for each name the
+//! highest version present is used, and an installed plugin takes precedence
+//! over a built-in one (same name or overlapping patterns).
+
+use std::path::{Path, PathBuf};
+
+use globset::{Glob, GlobBuilder, GlobSet, GlobSetBuilder};
+
+use super::runtime::{LoadError, LoadedPlugin, Runtime};
+
+/// The components embedded in the binary, built from `plugins/` by build.rs.
+pub const BUILT_IN: &[(&str, &[u8])] = &[
+    (
+        "markdown",
+        include_bytes!(concat!(
+            env!("KEBAB_WASM_DIR"),
+            "/kebab_plugin_markdown.wasm"
+        )),
+    ),
+    (
+        "text",
+        include_bytes!(concat!(env!("KEBAB_WASM_DIR"), "/kebab_plugin_text.wasm")),
+    ),
+];
+
+/// The plugin every failing file falls back to.
+pub const FALLBACK_PLUGIN: &str = "text";
+
+/// Where a plugin came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Origin {
+    /// Embedded in the kebab binary.
+    BuiltIn,
+    /// Installed under the data directory.
+    Installed(PathBuf),
+}
+
+/// A loaded plugin and the file patterns it claims.
+pub struct RegisteredPlugin {
+    pub plugin: LoadedPlugin,
+    pub origin: Origin,
+    /// Patterns without `/`, matched against the file name.
+    name_patterns: GlobSet,
+    /// Patterns with `/`, matched against the workspace path.
+    path_patterns: GlobSet,
+}
+
+impl RegisteredPlugin {
+    fn new(plugin: LoadedPlugin, origin: Origin) -> Result<RegisteredPlugin, LoadError> {
+        let mut names = GlobSetBuilder::new();
+        let mut paths = GlobSetBuilder::new();
+        for pattern in &plugin.info.handles {
+            let glob = glob(pattern)
+                .map_err(|e| LoadError::BadInfo(format!("pattern `{pattern}`: {e}")))?;
+            if pattern.contains('/') {
+                paths.add(glob);
+            } else {
+                names.add(glob);
+            }
+        }
+        let build = |b: GlobSetBuilder| b.build().map_err(|e| LoadError::BadInfo(e.to_string()));
+        Ok(RegisteredPlugin {
+            name_patterns: build(names)?,
+            path_patterns: build(paths)?,
+            plugin,
+            origin,
+        })
+    }
+
+    /// Plugin name.
+    pub fn name(&self) -> &str {
+        &self.plugin.info.name
+    }
+
+    /// Whether this plugin claims `workspace_path`.
+    pub fn handles(&self, workspace_path: &str) -> bool {
+        let file_name = workspace_path.rsplit('/').next().unwrap_or(workspace_path);
+        self.name_patterns.is_match(file_name) || self.path_patterns.is_match(workspace_path)
+    }
+}
+
+fn glob(pattern: &str) -> Result<Glob, globset::Error> {
+    GlobBuilder::new(pattern)
+        .case_insensitive(true)
+        .literal_separator(true)
+        .build()
+}
+
+/// All available plugins in routing order (installed first).
+pub struct Registry {
+    plugins: Vec<RegisteredPlugin>,
+}
+
+impl Registry {
+    /// Load built-in plugins and those installed under `data_dir`. Installed
+    /// plugins that fail to load are reported in the returned warnings and
+    /// left out; a built-in that fails to load is an error.
+    pub fn load(runtime: &Runtime, data_dir: &Path) -> Result<(Registry, Vec<String>), LoadError> {
+        let mut warnings = Vec::new();
+        let mut plugins = Vec::new();
+        for path in installed_components(&data_dir.join("plugins")) {
+            let loaded = std::fs::read(&path)
+                .map_err(|e| LoadError::NotAComponent(e.to_string()))
+                .and_then(|bytes| runtime.load(&bytes))
+                .and_then(|p| RegisteredPlugin::new(p, Origin::Installed(path.clone())));
+            match loaded {
+                Ok(p) => plugins.push(p),
+                Err(e) => warnings.push(format!(
+                    "installed plugin {} not loaded: {e}",
+                    path.display()
+                )),
+            }
+        }
+        for (_, wasm) in BUILT_IN {
+            let p = runtime.load(wasm)?;
+            if plugins
+                .iter()
+                .any(|installed: &RegisteredPlugin| installed.name() == p.info.name)
+            {
+                continue;
+            }
+            plugins.push(RegisteredPlugin::new(p, Origin::BuiltIn)?);
+        }
+        Ok((Registry { plugins }, warnings))
+    }
+
+    /// The plugin that handles `workspace_path`, if any.
+    pub fn route(&self, workspace_path: &str) -> Option<&RegisteredPlugin> {
+        self.plugins.iter().find(|p| p.handles(workspace_path))
+    }
+
+    /// The fallback (text) plugin.
+    pub fn fallback(&self) -> &RegisteredPlugin {
+        self.plugins
+            .iter()
+            .find(|p| p.name() == FALLBACK_PLUGIN)
+            .expect("the text plugin is built in")
+    }
+
+    /// All plugins in routing order.
+    pub fn plugins(&self) -> &[RegisteredPlugin] {
+        &self.plugins
+    }
+}
+
+/// `<dir>/<name>/<version>/plugin.wasm`, keeping the highest semver per name.
+fn installed_components(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let Ok(names) = std::fs::read_dir(dir) else {
+        return out;
+    };
+    let mut names: Vec<PathBuf> = names
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.is_dir())
+        .collect();
+    names.sort();
+    for name_dir in names {
+        let Ok(versions) = std::fs::read_dir(&name_dir) else {
+            continue;
+        };
+        let best = versions
+            .flatten()
+            .filter_map(|e| {
+                let v = semver::Version::parse(&e.file_name().to_string_lossy()).ok()?;
+                let wasm = e.path().join("plugin.wasm");
+                wasm.is_file().then_some((v, wasm))
+            })
+            .max_by(|a, b| a.0.cmp(&b.0));
+        if let Some((_, wasm)) = best {
+            out.push(wasm);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn installed_components_pick_the_highest_version() {
+        let dir = tempfile::tempdir().unwrap();
+        for v in ["1.2.0", "1.10.0", "0.9.0", "not-semver"] {
+            let d = dir.path().join("csv").join(v);
+            std::fs::create_dir_all(&d).unwrap();
+            std::fs::write(d.join("plugin.wasm"), b"x").unwrap();
+        }
+        std::fs::create_dir_all(dir.path().join("empty/1.0.0")).unwrap();
+        let found = installed_components(dir.path());
+        assert_eq!(found, vec![dir.path().join("csv/1.10.0/plugin.wasm")]);
+    }
+
+    #[test]
+    fn name_globs_ignore_case_and_path_globs_respect_slashes() {
+        assert!(
+            glob("*.md")
+                .unwrap()
+                .compile_matcher()
+                .is_match("README.MD")
+        );
+        let g = glob("deploy/*.yaml").unwrap().compile_matcher();
+        assert!(g.is_match("deploy/a.yaml"));
+        assert!(!g.is_match("deploy/x/a.yaml"));
+    }
+}

@@ -1,0 +1,232 @@
+//! Stable JSON wire schemas (`*.v1`, seed 001 §2). Internal types may change
+//! freely; these only grow by optional fields.
+
+use serde::Serialize;
+use serde_json::Value;
+
+/// `citation.v1`: where a hit or claim comes from.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Citation {
+    pub schema_version: &'static str,
+    #[serde(flatten)]
+    pub body: CitationBody,
+}
+
+/// The variant part of a citation, tagged by `kind`.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum CitationBody {
+    /// Lines of a text document.
+    Line {
+        path: String,
+        uri: String,
+        start: u32,
+        end: u32,
+        section: Option<String>,
+    },
+    /// A page of a paged document.
+    Page {
+        path: String,
+        uri: String,
+        page: u32,
+        section: Option<String>,
+    },
+    /// Lines of a source file.
+    Code {
+        path: String,
+        uri: String,
+        line_start: u32,
+        line_end: u32,
+        symbol: Option<String>,
+        lang: Option<String>,
+    },
+}
+
+impl Citation {
+    /// Build a citation for `path` from stored span JSON (a list of spans);
+    /// line spans collapse into the range from the first start to the last end.
+    pub fn from_spans(path: &str, spans: &Value, section: Option<String>) -> Option<Citation> {
+        let spans = spans.as_array()?;
+        let first = spans.first()?;
+        let kind = first.get("kind")?.as_str()?;
+        let num = |v: &Value, k: &str| v.get(k).and_then(Value::as_u64).map(|n| n as u32);
+        let body = match kind {
+            "page" => {
+                let page = num(first, "page")?;
+                CitationBody::Page {
+                    path: path.into(),
+                    uri: format!("{path}#page={page}"),
+                    page,
+                    section,
+                }
+            }
+            "line" | "code" => {
+                let start = spans.iter().filter_map(|s| num(s, "start")).min()?;
+                let end = spans.iter().filter_map(|s| num(s, "end")).max()?;
+                let uri = line_uri(path, start, end);
+                if kind == "code" {
+                    let text = |k: &str| first.get(k).and_then(Value::as_str).map(String::from);
+                    CitationBody::Code {
+                        path: path.into(),
+                        uri,
+                        line_start: start,
+                        line_end: end,
+                        symbol: text("symbol"),
+                        lang: text("lang"),
+                    }
+                } else {
+                    CitationBody::Line {
+                        path: path.into(),
+                        uri,
+                        start,
+                        end,
+                        section,
+                    }
+                }
+            }
+            _ => return None,
+        };
+        Some(Citation {
+            schema_version: "citation.v1",
+            body,
+        })
+    }
+
+    /// The citation URI (`path#L3-L9`, `path#page=2`).
+    pub fn uri(&self) -> &str {
+        match &self.body {
+            CitationBody::Line { uri, .. }
+            | CitationBody::Page { uri, .. }
+            | CitationBody::Code { uri, .. } => uri,
+        }
+    }
+
+    /// Cited line range, for line and code citations.
+    pub fn lines(&self) -> Option<(u32, u32)> {
+        match &self.body {
+            CitationBody::Line { start, end, .. } => Some((*start, *end)),
+            CitationBody::Code {
+                line_start,
+                line_end,
+                ..
+            } => Some((*line_start, *line_end)),
+            CitationBody::Page { .. } => None,
+        }
+    }
+}
+
+/// `path#L5` for one line, `path#L3-L9` for a range.
+pub fn line_uri(path: &str, start: u32, end: u32) -> String {
+    if start == end {
+        format!("{path}#L{start}")
+    } else {
+        format!("{path}#L{start}-L{end}")
+    }
+}
+
+/// Per-channel retrieval detail of a hit.
+#[derive(Debug, Clone, Serialize)]
+pub struct Retrieval {
+    pub method: &'static str,
+    pub lexical_score: Option<f64>,
+    pub vector_score: Option<f64>,
+    pub fusion_score: Option<f64>,
+    pub lexical_rank: Option<u32>,
+    pub vector_rank: Option<u32>,
+}
+
+/// `search_hit.v1`.
+#[derive(Debug, Clone, Serialize)]
+pub struct SearchHit {
+    pub schema_version: &'static str,
+    pub rank: u32,
+    pub score: f64,
+    pub score_kind: &'static str,
+    pub chunk_id: String,
+    pub doc_id: String,
+    pub doc_path: String,
+    pub heading_path: Vec<String>,
+    pub section_label: Option<String>,
+    pub snippet: String,
+    pub snippet_full_text: bool,
+    pub citation: Citation,
+    pub retrieval: Retrieval,
+    pub index_version: &'static str,
+    pub embedding_model: Option<String>,
+    pub chunker_version: String,
+}
+
+/// `search_response.v1`.
+#[derive(Debug, Clone, Serialize)]
+pub struct SearchResponse {
+    pub schema_version: &'static str,
+    pub query: String,
+    pub mode: &'static str,
+    pub hits: Vec<SearchHit>,
+}
+
+/// `doc_summary.v1`.
+#[derive(Debug, Clone, Serialize)]
+pub struct DocSummary {
+    pub schema_version: &'static str,
+    pub doc_id: String,
+    pub doc_path: String,
+    pub title: Option<String>,
+    pub lang: Option<String>,
+    pub tags: Vec<String>,
+    pub trust_level: String,
+    pub source_type: String,
+    pub byte_len: u64,
+    pub chunk_count: u64,
+    pub created_at: String,
+    pub updated_at: String,
+    pub parser_version: String,
+    pub chunker_version: String,
+    pub plugin: String,
+    pub plugin_version: String,
+    pub fallback_reason: Option<String>,
+}
+
+/// `error.v1`: a fatal error in `--json` mode.
+#[derive(Debug, Clone, Serialize)]
+pub struct ErrorReport {
+    pub schema_version: &'static str,
+    pub code: &'static str,
+    pub message: String,
+    pub hint: Option<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn line_citation_spans_first_start_to_last_end() {
+        let spans = json!([{"kind":"line","start":3,"end":4},{"kind":"line","start":7,"end":9}]);
+        let c = Citation::from_spans("notes/a.md", &spans, Some("Intro".into())).unwrap();
+        assert_eq!(c.uri(), "notes/a.md#L3-L9");
+        assert_eq!(c.lines(), Some((3, 9)));
+        let wire = serde_json::to_value(&c).unwrap();
+        assert_eq!(
+            wire,
+            json!({"schema_version":"citation.v1","kind":"line","path":"notes/a.md",
+                   "uri":"notes/a.md#L3-L9","start":3,"end":9,"section":"Intro"})
+        );
+    }
+
+    #[test]
+    fn code_and_page_citations() {
+        let code = json!([{"kind":"code","start":10,"end":42,"symbol":"fn ingest","lang":"rust"}]);
+        let c = Citation::from_spans("src/a.rs", &code, None).unwrap();
+        let wire = serde_json::to_value(&c).unwrap();
+        assert_eq!(wire["kind"], "code");
+        assert_eq!(wire["line_start"], 10);
+        assert_eq!(wire["symbol"], "fn ingest");
+        assert_eq!(c.uri(), "src/a.rs#L10-L42");
+        let page = Citation::from_spans("p.pdf", &json!([{"kind":"page","page":3}]), None).unwrap();
+        assert_eq!(page.uri(), "p.pdf#page=3");
+        assert_eq!(line_uri("a.md", 5, 5), "a.md#L5");
+        assert!(Citation::from_spans("x", &json!([]), None).is_none());
+    }
+}

@@ -1,0 +1,197 @@
+//! The `text` plugin: plain text, logs and shell scripts, and the fallback the
+//! host uses for any file another plugin fails on.
+//!
+//! Chunker `code-text-paragraph-v1`: blank-line paragraphs; a paragraph longer
+//! than 80 lines is cut into 80-line windows overlapping by 20 lines. The
+//! language label comes from the file name, so a Rust or YAML file that falls
+//! back here keeps its label.
+
+use kebab_plugin_sdk::text::{LineIndex, line_windows, paragraphs, slice_lines};
+use kebab_plugin_sdk::{
+    Block, BlockKind, Chunk, ChunkPolicy, CodeSpan, Document, Guest, PluginError, PluginInfo, Span,
+};
+
+/// Lines per window for paragraphs longer than this.
+pub const WINDOW_LINES: u32 = 80;
+/// Lines shared by consecutive windows.
+pub const WINDOW_OVERLAP: u32 = 20;
+/// The chunker label stored with every chunk this plugin makes.
+pub const CHUNKER_VERSION: &str = "code-text-paragraph-v1";
+
+/// The plugin type exported to the host.
+pub struct TextPlugin;
+
+impl Guest for TextPlugin {
+    fn info() -> PluginInfo {
+        PluginInfo {
+            name: "text".into(),
+            version: env!("CARGO_PKG_VERSION").into(),
+            parser_version: "none-v1".into(),
+            chunker_version: CHUNKER_VERSION.into(),
+            handles: ["*.txt", "*.text", "*.log", "*.sh", "*.bash", "*.zsh"]
+                .map(String::from)
+                .to_vec(),
+        }
+    }
+
+    fn parse(path: String, bytes: Vec<u8>) -> Result<Document, PluginError> {
+        parse(&path, &bytes)
+    }
+
+    fn chunk_document(doc: Document, _policy: ChunkPolicy) -> Result<Vec<Chunk>, PluginError> {
+        Ok(chunk(&doc))
+    }
+}
+
+// Exported only in the component: the export names are not valid native symbols.
+#[cfg(target_arch = "wasm32")]
+kebab_plugin_sdk::export_plugin!(TextPlugin);
+
+/// The language label of a file, from its name. `None` for prose (`.txt`,
+/// `.log`, unknown), which is cited by plain line ranges.
+pub fn lang_label(path: &str) -> Option<&'static str> {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    if name == "Dockerfile" || name.starts_with("Dockerfile.") {
+        return Some("dockerfile");
+    }
+    let ext = name.rsplit_once('.').map(|(_, e)| e.to_ascii_lowercase())?;
+    Some(match ext.as_str() {
+        "sh" | "bash" | "zsh" => "shell",
+        "rs" => "rust",
+        "py" => "python",
+        "ts" | "tsx" => "typescript",
+        "js" | "jsx" | "mjs" | "cjs" => "javascript",
+        "go" => "go",
+        "java" => "java",
+        "kt" | "kts" => "kotlin",
+        "c" | "h" => "c",
+        "cpp" | "cc" | "cxx" | "hpp" | "hh" | "hxx" => "cpp",
+        "yaml" | "yml" => "yaml",
+        "toml" => "toml",
+        "json" => "json",
+        "xml" => "xml",
+        "md" | "markdown" => "markdown",
+        _ => return None,
+    })
+}
+
+/// Parse any UTF-8 file into a single block holding the whole text.
+pub fn parse(path: &str, bytes: &[u8]) -> Result<Document, PluginError> {
+    let text = std::str::from_utf8(bytes).map_err(|e| {
+        PluginError::Malformed(format!("invalid UTF-8 at byte {}", e.valid_up_to()))
+    })?;
+    let lang = lang_label(path);
+    let mut blocks = Vec::new();
+    if !text.trim().is_empty() {
+        let lines = LineIndex::new(text).line_count();
+        blocks.push(Block {
+            kind: if lang.is_some() {
+                BlockKind::Code
+            } else {
+                BlockKind::Paragraph
+            },
+            heading_path: Vec::new(),
+            span: Span::lines(1, lines),
+            text: text.to_string(),
+            level: None,
+            lang: lang.map(String::from),
+        });
+    }
+    Ok(Document {
+        title: None,
+        lang: None,
+        blocks,
+        metadata: Vec::new(),
+    })
+}
+
+/// Split every block of `doc` into paragraphs and windows.
+pub fn chunk(doc: &Document) -> Vec<Chunk> {
+    let mut out = Vec::new();
+    for (index, block) in doc.blocks.iter().enumerate() {
+        let Some((first_line, _)) = block.span.line_bounds() else {
+            continue;
+        };
+        let offset = first_line - 1;
+        for (p_start, p_end) in paragraphs(&block.text) {
+            for (w_start, w_end) in line_windows(p_start, p_end, WINDOW_LINES, WINDOW_OVERLAP) {
+                let (start, end) = (w_start + offset, w_end + offset);
+                let span = match &block.lang {
+                    Some(lang) if lang != "markdown" => Span::Code(CodeSpan {
+                        start,
+                        end,
+                        symbol: None,
+                        lang: Some(lang.clone()),
+                    }),
+                    _ => Span::lines(start, end),
+                };
+                out.push(Chunk {
+                    text: slice_lines(&block.text, w_start, w_end),
+                    heading_path: block.heading_path.clone(),
+                    blocks: vec![index as u32],
+                    spans: vec![span],
+                });
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bounds(chunks: &[Chunk]) -> Vec<(u32, u32)> {
+        chunks
+            .iter()
+            .map(|c| c.spans[0].line_bounds().unwrap())
+            .collect()
+    }
+
+    #[test]
+    fn shell_paragraphs_split_on_blank_lines() {
+        let src = "#!/bin/sh\necho a\n\necho b\necho c\n\n\necho d\n";
+        let doc = parse("deploy.sh", src.as_bytes()).unwrap();
+        let chunks = chunk(&doc);
+        assert_eq!(bounds(&chunks), vec![(1, 2), (4, 5), (8, 8)]);
+        assert_eq!(chunks[1].text, "echo b\necho c");
+        match &chunks[0].spans[0] {
+            Span::Code(c) => {
+                assert_eq!(c.lang.as_deref(), Some("shell"));
+                assert_eq!(c.symbol, None);
+            }
+            other => panic!("expected a code span, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn long_paragraph_is_windowed() {
+        let src: String = (1..=200).map(|i| format!("line {i}\n")).collect();
+        let chunks = chunk(&parse("big.txt", src.as_bytes()).unwrap());
+        assert_eq!(bounds(&chunks), vec![(1, 80), (61, 140), (121, 200)]);
+        assert!(chunks[2].text.starts_with("line 121\n"));
+        assert!(chunks[2].text.ends_with("line 200"));
+        assert!(matches!(chunks[0].spans[0], Span::Lines(_)));
+    }
+
+    #[test]
+    fn empty_and_blank_files_give_no_chunks() {
+        assert!(chunk(&parse("a.txt", b"").unwrap()).is_empty());
+        assert!(chunk(&parse("a.txt", b"\n \n\t\n").unwrap()).is_empty());
+    }
+
+    #[test]
+    fn language_label_is_kept_for_fallback_files() {
+        let chunks = chunk(&parse("deploy/app.yaml", b"a: 1\n").unwrap());
+        match &chunks[0].spans[0] {
+            Span::Code(c) => assert_eq!(c.lang.as_deref(), Some("yaml")),
+            other => panic!("expected a code span, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn invalid_utf8_is_malformed() {
+        let err = parse("x.txt", &[b'a', 0xff, b'b']).unwrap_err();
+        assert!(matches!(err, PluginError::Malformed(m) if m.contains("byte 1")));
+    }
+}

@@ -1,0 +1,67 @@
+//! The kebab plugin SDK.
+//!
+//! A parser plugin is a WebAssembly component exporting the `kebab:plugin`
+//! world defined in the repository's `wit/` directory. This crate generates the
+//! guest bindings from that WIT (so it stays the single source of truth),
+//! re-exports the contract types under short names, and offers helpers that
+//! most chunkers need.
+//!
+//! ```ignore
+//! use kebab_plugin_sdk::{Guest, PluginInfo, Document, Chunk, ChunkPolicy, PluginError};
+//!
+//! struct MyPlugin;
+//! impl Guest for MyPlugin {
+//!     fn info() -> PluginInfo { /* … */ }
+//!     fn parse(path: String, bytes: Vec<u8>) -> Result<Document, PluginError> { /* … */ }
+//!     fn chunk_document(doc: Document, policy: ChunkPolicy) -> Result<Vec<Chunk>, PluginError> { /* … */ }
+//! }
+//! kebab_plugin_sdk::export_plugin!(MyPlugin);
+//! ```
+
+pub mod text;
+
+wit_bindgen::generate!({
+    world: "plugin",
+    path: "../wit",
+    pub_export_macro: true,
+    export_macro_name: "export_plugin",
+    default_bindings_module: "kebab_plugin_sdk",
+    additional_derives: [PartialEq, Eq],
+});
+
+pub use exports::kebab::plugin::parser::Guest;
+pub use kebab::plugin::log::Level as LogLevel;
+pub use kebab::plugin::types::{
+    Block, BlockKind, Chunk, ChunkPolicy, CodeSpan, Document, Error as PluginError, LineRange,
+    PluginInfo, Span,
+};
+
+/// The plugin API version this SDK was built against (the WIT package version).
+pub const API_VERSION: &str = "1.0.0";
+
+/// Send a diagnostic line to the host.
+///
+/// Only meaningful inside a component; in a native build (unit tests,
+/// benchmarks) the message is dropped.
+pub fn log(level: LogLevel, message: &str) {
+    #[cfg(target_arch = "wasm32")]
+    kebab::plugin::log::log(level, message);
+    #[cfg(not(target_arch = "wasm32"))]
+    let _ = (level, message);
+}
+
+impl Span {
+    /// First and last 1-based line of a line-based span; `None` for pages.
+    pub fn line_bounds(&self) -> Option<(u32, u32)> {
+        match self {
+            Span::Lines(r) => Some((r.start, r.end)),
+            Span::Code(c) => Some((c.start, c.end)),
+            Span::Page(_) => None,
+        }
+    }
+
+    /// A line span over `start..=end`.
+    pub fn lines(start: u32, end: u32) -> Span {
+        Span::Lines(LineRange { start, end })
+    }
+}
