@@ -42,7 +42,7 @@ pub struct Config {
 }
 
 /// `[workspace]`: what `kebab ingest` walks.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
 #[serde(default, deny_unknown_fields)]
 pub struct WorkspaceConfig {
     /// Workspace root; stored paths are relative to it when an ingested path
@@ -107,15 +107,6 @@ impl Default for Config {
             chunking: ChunkingConfig::default(),
             search: SearchConfig::default(),
             plugins: PluginsConfig::default(),
-        }
-    }
-}
-
-impl Default for WorkspaceConfig {
-    fn default() -> Self {
-        WorkspaceConfig {
-            root: None,
-            exclude: Vec::new(),
         }
     }
 }

@@ -20,18 +20,19 @@ pub fn query_terms(query: &str) -> Vec<String> {
 }
 
 /// An FTS5 MATCH expression: any of the terms, each quoted so that no user
-/// input is read as FTS5 syntax. `None` when the query has no words.
+/// input is read as FTS5 syntax, restricted to the chunk text so that every
+/// hit's cited lines hold what matched (a parent heading alone is not a
+/// match). `None` when the query has no words.
 pub fn fts_expression(terms: &[String]) -> Option<String> {
     if terms.is_empty() {
         return None;
     }
-    Some(
-        terms
-            .iter()
-            .map(|t| format!("\"{}\"", t.replace('"', "\"\"")))
-            .collect::<Vec<_>>()
-            .join(" OR "),
-    )
+    let any = terms
+        .iter()
+        .map(|t| format!("\"{}\"", t.replace('"', "\"\"")))
+        .collect::<Vec<_>>()
+        .join(" OR ");
+    Some(format!("text : ({any})"))
 }
 
 /// Run a lexical search for `query`, returning at most `k` hits.
@@ -128,7 +129,7 @@ mod tests {
     #[test]
     fn expression_quotes_every_term() {
         let e = fts_expression(&query_terms("NEAR(a b) OR c*")).unwrap();
-        assert_eq!(e, "\"near\" OR \"a\" OR \"b\" OR \"or\" OR \"c\"");
+        assert_eq!(e, "text : (\"near\" OR \"a\" OR \"b\" OR \"or\" OR \"c\")");
         assert_eq!(fts_expression(&[]), None);
     }
 

@@ -1,1 +1,10 @@
+//! End-to-end tests: each drives the real `kebab` binary against real files,
+//! a real SQLite index and the real WebAssembly plugins.
 
+mod support;
+
+mod bad_input;
+mod cli;
+mod incremental;
+mod sandbox;
+mod search_quality;

@@ -406,7 +406,7 @@ impl Runtime {
             plugin: raw.to_string(),
             host: HOST_API_VERSION.to_string(),
         })?;
-        if !api_compatible(&version) {
+        if !api_compatible(&version, &HOST_API_VERSION) {
             return Err(LoadError::IncompatibleApi {
                 plugin: version.to_string(),
                 host: HOST_API_VERSION.to_string(),
@@ -417,8 +417,8 @@ impl Runtime {
 }
 
 /// Same major as the host, minor not newer than the host's.
-pub fn api_compatible(plugin: &Version) -> bool {
-    plugin.major == HOST_API_VERSION.major && plugin.minor <= HOST_API_VERSION.minor
+pub fn api_compatible(plugin: &Version, host: &Version) -> bool {
+    plugin.major == host.major && plugin.minor <= host.minor
 }
 
 fn deadline_ticks(timeout: Duration) -> u64 {
@@ -494,11 +494,13 @@ mod tests {
 
     #[test]
     fn api_compatibility_is_same_major_and_not_newer_minor() {
-        assert!(api_compatible(&Version::new(1, 0, 0)));
-        assert!(api_compatible(&Version::new(1, 0, 7)));
-        assert!(!api_compatible(&Version::new(1, 1, 0)));
-        assert!(!api_compatible(&Version::new(2, 0, 0)));
-        assert!(!api_compatible(&Version::new(0, 9, 0)));
+        let host = Version::new(1, 2, 0);
+        assert!(api_compatible(&Version::new(1, 0, 0), &host));
+        assert!(api_compatible(&Version::new(1, 2, 7), &host));
+        assert!(!api_compatible(&Version::new(1, 3, 0), &host));
+        assert!(!api_compatible(&Version::new(2, 0, 0), &host));
+        assert!(!api_compatible(&Version::new(0, 9, 0), &host));
+        assert!(api_compatible(&Version::new(1, 0, 3), &HOST_API_VERSION));
     }
 
     #[test]

@@ -1,0 +1,164 @@
+//! Bad input never stops an ingest: each bad file is counted and named with
+//! its reason, every good file is indexed, exit 0 (2 with `--strict`).
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+use std::process::Command;
+
+use crate::support::{Kb, item};
+
+fn write(root: &Path, rel: &str, body: &[u8]) {
+    let path = root.join(rel);
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, body).unwrap();
+}
+
+fn running_as_root() -> bool {
+    let out = Command::new("id").arg("-u").output().expect("id -u");
+    String::from_utf8_lossy(&out.stdout).trim() == "0"
+}
+
+#[test]
+fn every_bad_file_is_reported_and_good_files_are_indexed() {
+    let kb = Kb::new();
+    let corpus = kb.dir.path().join("corpus");
+    write(
+        &corpus,
+        "good/one.md",
+        b"# One\n\nThe pelican rests on the pier.\n",
+    );
+    write(&corpus, "good/two.txt", b"A walrus sleeps on the ice.\n");
+    write(
+        &corpus,
+        "bad/binary.md",
+        b"# Looks like markdown\n\0\0\x01\x02binary tail",
+    );
+    write(
+        &corpus,
+        "bad/latin1.md",
+        b"# Caf\xe9 notes\n\nna\xefve text\n",
+    );
+    write(&corpus, "bad/empty.md", b"");
+    write(&corpus, "bad/locked.md", b"# Locked\n\nsecret ocelot\n");
+    std::fs::set_permissions(
+        corpus.join("bad/locked.md"),
+        std::fs::Permissions::from_mode(0o000),
+    )
+    .unwrap();
+    let huge = std::fs::File::create(corpus.join("bad/huge.md")).unwrap();
+    huge.set_len(50 * 1024 * 1024).unwrap();
+    std::os::unix::fs::symlink(corpus.join("bad"), corpus.join("bad/loop")).unwrap();
+    std::os::unix::fs::symlink(corpus.join("bad/self.md"), corpus.join("bad/self.md")).unwrap();
+
+    // Root reads any file whatever its mode: run kebab as `nobody` so the
+    // permission error is real.
+    let as_nobody = running_as_root();
+    let binary = if as_nobody {
+        for dir in [
+            kb.dir.path(),
+            corpus.as_path(),
+            &corpus.join("good"),
+            &corpus.join("bad"),
+        ] {
+            std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o777)).unwrap();
+        }
+        let copy = kb.dir.path().join("kebab");
+        std::fs::copy(&kb.binary, &copy).unwrap();
+        std::fs::set_permissions(&copy, std::fs::Permissions::from_mode(0o755)).unwrap();
+        copy
+    } else {
+        kb.binary.clone()
+    };
+    let run = |extra: &[&str]| {
+        let mut cmd = if as_nobody {
+            let mut c = Command::new("setpriv");
+            c.args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
+                .arg(&binary);
+            c
+        } else {
+            Command::new(&binary)
+        };
+        cmd.env("KEBAB_CONFIG", kb.dir.path().join("config.toml"))
+            .env("KEBAB_DATA_DIR", kb.data_dir())
+            .env("KEBAB_CACHE_DIR", kb.dir.path().join("cache"))
+            .env("HOME", kb.dir.path())
+            .args(["--json", "ingest"])
+            .arg(&corpus)
+            .args(extra);
+        let out = cmd.output().expect("run kebab");
+        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        let last = stdout.lines().last().unwrap_or_else(|| {
+            panic!(
+                "no output; stderr: {}",
+                String::from_utf8_lossy(&out.stderr)
+            )
+        });
+        (
+            serde_json::from_str::<serde_json::Value>(last).unwrap(),
+            out.status.code().unwrap(),
+        )
+    };
+
+    let (report, code) = run(&[]);
+    assert_eq!(code, 0, "{report:#}");
+    assert_eq!(report["new"], 2, "{report:#}");
+    assert_eq!(item(&report, "good/one.md")["kind"], "new");
+    assert_eq!(item(&report, "good/two.txt")["kind"], "new");
+
+    let binary_item = item(&report, "bad/binary.md");
+    assert_eq!(
+        (binary_item["kind"].as_str(), binary_item["reason"].as_str()),
+        (Some("skipped"), Some("binary"))
+    );
+    let latin1 = item(&report, "bad/latin1.md");
+    assert_eq!(latin1["kind"], "error");
+    assert!(
+        latin1["error"].as_str().unwrap().contains("invalid UTF-8"),
+        "{latin1}"
+    );
+    assert_eq!(item(&report, "bad/empty.md")["reason"], "empty");
+    let huge = item(&report, "bad/huge.md");
+    assert_eq!(huge["reason"], "size_exceeded");
+    assert!(
+        huge["warnings"][0].as_str().unwrap().contains("52.4 MB"),
+        "{huge}"
+    );
+    let locked = item(&report, "bad/locked.md");
+    assert_eq!(locked["kind"], "error");
+    assert!(
+        locked["error"]
+            .as_str()
+            .unwrap()
+            .contains("ermission denied"),
+        "{locked}"
+    );
+    assert_eq!(item(&report, "bad/loop")["kind"], "error");
+    assert!(
+        item(&report, "bad/loop")["error"]
+            .as_str()
+            .unwrap()
+            .contains("loop")
+    );
+    assert_eq!(item(&report, "bad/self.md")["kind"], "error");
+    assert_eq!(report["skipped_binary"], 1);
+    assert_eq!(report["skipped_empty"], 1);
+    assert_eq!(report["skipped_size_exceeded"], 1);
+    assert_eq!(report["errors"], 4, "{report:#}");
+    assert_eq!(
+        report["skip_examples"]["binary"],
+        serde_json::json!(["bad/binary.md"])
+    );
+
+    let (strict, code) = run(&["--strict"]);
+    assert_eq!(code, 2, "--strict fails on bad input: {strict}");
+    assert_eq!(
+        strict["skipped_unchanged"], 2,
+        "good files still indexed and now unchanged"
+    );
+
+    let (hits, code) = kb.search("pelican", 5);
+    assert_eq!(code, 0);
+    assert_eq!(hits[0]["doc_path"], "good/one.md");
+    let (hits, _) = kb.search("walrus", 5);
+    assert_eq!(hits[0]["doc_path"], "good/two.txt");
+}

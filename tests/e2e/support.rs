@@ -1,0 +1,171 @@
+//! Helpers for driving the real `kebab` binary.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+/// The bundled sample corpus.
+pub fn sample_corpus() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../samples/notes")
+}
+
+/// The hostile test plugin component, built by host/build.rs.
+pub fn hostile_wasm() -> PathBuf {
+    Path::new(env!("KEBAB_WASM_DIR")).join("kebab_test_plugin_hostile.wasm")
+}
+
+/// One isolated kebab installation: its own config file and data directory.
+pub struct Kb {
+    pub dir: tempfile::TempDir,
+    pub binary: PathBuf,
+}
+
+impl Kb {
+    pub fn new() -> Kb {
+        Kb::with_config("")
+    }
+
+    /// A kebab whose config file holds `config`.
+    pub fn with_config(config: &str) -> Kb {
+        let dir = tempfile::tempdir().expect("tempdir");
+        std::fs::write(dir.path().join("config.toml"), config).expect("write config");
+        Kb {
+            dir,
+            binary: PathBuf::from(env!("CARGO_BIN_EXE_kebab")),
+        }
+    }
+
+    pub fn data_dir(&self) -> PathBuf {
+        self.dir.path().join("data")
+    }
+
+    /// A `kebab` command with this installation's config and data dir.
+    pub fn cmd(&self, args: &[&str]) -> Command {
+        let mut c = Command::new(&self.binary);
+        c.env("KEBAB_CONFIG", self.dir.path().join("config.toml"))
+            .env("KEBAB_DATA_DIR", self.data_dir())
+            .env("KEBAB_CACHE_DIR", cache_dir())
+            .args(args);
+        c
+    }
+
+    pub fn run(&self, args: &[&str]) -> Output {
+        self.cmd(args).output().expect("run kebab")
+    }
+
+    /// Run with `--json`; the last stdout line parsed, and the exit code.
+    pub fn json(&self, args: &[&str]) -> (Value, i32) {
+        let mut all = vec!["--json"];
+        all.extend_from_slice(args);
+        let out = self.run(&all);
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let last = stdout.lines().last().unwrap_or_else(|| {
+            panic!(
+                "no output from kebab {args:?}; stderr: {}",
+                String::from_utf8_lossy(&out.stderr)
+            )
+        });
+        let value = serde_json::from_str(last).unwrap_or_else(|e| panic!("bad JSON {last:?}: {e}"));
+        (value, out.status.code().expect("exit code"))
+    }
+
+    /// `kebab ingest --json PATH`, asserting exit 0; the report.
+    pub fn ingest(&self, path: &Path) -> Value {
+        let (report, code) = self.json(&["ingest", path.to_str().expect("utf-8 path")]);
+        assert_eq!(code, 0, "ingest failed: {report}");
+        assert_eq!(report["schema_version"], "ingest_report.v1");
+        report
+    }
+
+    /// `kebab search --json Q`; the hits and the exit code.
+    pub fn search(&self, query: &str, k: usize) -> (Vec<Value>, i32) {
+        let k = k.to_string();
+        let (resp, code) = self.json(&["search", query, "--k", &k]);
+        assert_eq!(resp["schema_version"], "search_response.v1", "{resp}");
+        (resp["hits"].as_array().cloned().unwrap_or_default(), code)
+    }
+
+    /// Install a component as `<data>/plugins/<name>/<version>/plugin.wasm`.
+    pub fn install_plugin(&self, name: &str, version: &str, wasm: &Path) {
+        let dir = self.data_dir().join("plugins").join(name).join(version);
+        std::fs::create_dir_all(&dir).expect("plugin dir");
+        std::fs::copy(wasm, dir.join("plugin.wasm")).expect("copy plugin");
+    }
+}
+
+/// Compiled components are shared by all tests (keyed by hash, safe to share).
+fn cache_dir() -> PathBuf {
+    Path::new(env!("CARGO_TARGET_TMPDIR")).join("kebab-component-cache")
+}
+
+/// Items of an ingest report with the given kind.
+pub fn items<'a>(report: &'a Value, kind: &str) -> Vec<&'a Value> {
+    report["items"]
+        .as_array()
+        .expect("items")
+        .iter()
+        .filter(|i| i["kind"] == kind)
+        .collect()
+}
+
+/// The report item for `path`.
+pub fn item<'a>(report: &'a Value, path: &str) -> &'a Value {
+    report["items"]
+        .as_array()
+        .expect("items")
+        .iter()
+        .find(|i| i["doc_path"] == path)
+        .unwrap_or_else(|| panic!("{path} not in report: {report:#}"))
+}
+
+/// Copy a directory tree.
+pub fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).expect("mkdir");
+    for entry in std::fs::read_dir(from).expect("read_dir") {
+        let entry = entry.expect("entry");
+        let target = to.join(entry.file_name());
+        if entry.file_type().expect("type").is_dir() {
+            copy_tree(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).expect("copy");
+        }
+    }
+}
+
+/// Lines `start..=end` of a file, whitespace collapsed.
+pub fn cited_text(root: &Path, hit: &Value) -> String {
+    let c = &hit["citation"];
+    let path = root.join(c["path"].as_str().expect("citation path"));
+    let (start, end) = match c["kind"].as_str() {
+        Some("line") => (c["start"].as_u64(), c["end"].as_u64()),
+        Some("code") => (c["line_start"].as_u64(), c["line_end"].as_u64()),
+        other => panic!("unexpected citation kind {other:?}"),
+    };
+    let (start, end) = (start.expect("start") as usize, end.expect("end") as usize);
+    let text = std::fs::read_to_string(&path).expect("read cited file");
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(
+        start >= 1 && end <= lines.len() && start <= end,
+        "range {start}-{end} outside {}",
+        path.display()
+    );
+    collapse(&lines[start - 1..end].join("\n"))
+}
+
+/// Whitespace runs to single spaces.
+pub fn collapse(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+impl Kb {
+    /// Set `[workspace] root` so paths stay relative to `root` whatever
+    /// sub-path is ingested.
+    pub fn config_root(&self, root: &Path) {
+        std::fs::write(
+            self.dir.path().join("config.toml"),
+            format!("[workspace]\nroot = {:?}\n", root.to_str().expect("utf-8")),
+        )
+        .expect("write config");
+    }
+}
