@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Prepare a fresh machine for building kebab: the wasm32-wasip2 target the
+# plugins compile to. Sourced by demo.sh and test.sh; safe to run repeatedly.
+set -euo pipefail
+
+if ! command -v cargo >/dev/null 2>&1; then
+    echo "error: cargo not found" >&2
+    echo "  hint: install Rust with rustup (https://rustup.rs), then re-run" >&2
+    exit 2
+fi
+if ! rustup target list --installed 2>/dev/null | grep -qx wasm32-wasip2; then
+    echo "setup: installing the wasm32-wasip2 target" >&2
+    rustup target add wasm32-wasip2 >&2
+fi
+
+# Build outside the clone so repeated runs (and CI on the same machine) reuse
+# compiled dependencies; an explicit CARGO_TARGET_DIR wins.
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/kebab-target}"
+mkdir -p "$CARGO_TARGET_DIR"
