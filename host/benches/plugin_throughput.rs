@@ -22,7 +22,10 @@ const CALLS: usize = 2000;
 /// A deterministic markdown note of a few KB with headings, lists, code and
 /// a table.
 fn note(i: usize) -> String {
-    let mut s = format!("---\ntitle: Note {i}\ntags: [bench, n{}]\n---\n# Note {i}\n\n", i % 7);
+    let mut s = format!(
+        "---\ntitle: Note {i}\ntags: [bench, n{}]\n---\n# Note {i}\n\n",
+        i % 7
+    );
     for section in 0..6 {
         s.push_str(&format!("## Section {section} of note {i}\n\n"));
         for p in 0..3 {
@@ -62,7 +65,10 @@ fn main() {
         target_tokens: 500,
         overlap_tokens: 80,
     };
-    println!("corpus: {FILES} synthetic notes, {:.2} MB", bytes as f64 / 1e6);
+    println!(
+        "corpus: {FILES} synthetic notes, {:.2} MB",
+        bytes as f64 / 1e6
+    );
 
     // Native: the plugin crate called directly.
     let native_policy = kebab_plugin_sdk::ChunkPolicy {
@@ -79,11 +85,18 @@ fn main() {
 
     // WASM: the embedded component through the sandboxed runtime.
     let runtime = Runtime::new(None).expect("runtime");
-    let markdown = BUILT_IN.iter().find(|(n, _)| *n == "markdown").expect("markdown").1;
+    let markdown = BUILT_IN
+        .iter()
+        .find(|(n, _)| *n == "markdown")
+        .expect("markdown")
+        .1;
     let text = BUILT_IN.iter().find(|(n, _)| *n == "text").expect("text").1;
     let compile = Instant::now();
     let md = runtime.load(markdown).expect("load markdown");
-    println!("markdown component compile+load: {:.0} ms", compile.elapsed().as_secs_f64() * 1e3);
+    println!(
+        "markdown component compile+load: {:.0} ms",
+        compile.elapsed().as_secs_f64() * 1e3
+    );
     let limits = Limits::default();
     let start = Instant::now();
     let mut wasm_chunks = 0;
@@ -94,18 +107,25 @@ fn main() {
         wasm_chunks += out.chunks.len();
     }
     let wasm = figures("wasm parse+chunk", bytes, FILES, start.elapsed());
-    assert_eq!(native_chunks, wasm_chunks, "both paths must do the same work");
+    assert_eq!(
+        native_chunks, wasm_chunks,
+        "both paths must do the same work"
+    );
     println!("wasm/native time ratio: {:.2}x", wasm / native);
 
     // Per-call overhead: a one-line file through the text plugin.
     let tp = runtime.load(text).expect("load text");
     let tiny = b"one line\n";
     for _ in 0..100 {
-        runtime.parse_and_chunk(&tp, &limits, "t.txt", tiny, policy).expect("warm-up");
+        runtime
+            .parse_and_chunk(&tp, &limits, "t.txt", tiny, policy)
+            .expect("warm-up");
     }
     let start = Instant::now();
     for _ in 0..CALLS {
-        runtime.parse_and_chunk(&tp, &limits, "t.txt", tiny, policy).expect("tiny call");
+        runtime
+            .parse_and_chunk(&tp, &limits, "t.txt", tiny, policy)
+            .expect("tiny call");
     }
     let per_call = start.elapsed() / CALLS as u32;
     let start = Instant::now();
@@ -137,10 +157,17 @@ fn main() {
     let plugins = app.plugins().expect("plugins");
     let cancel = AtomicBool::new(false);
     let start = Instant::now();
-    let report = kebab::ingest::ingest(&mut app, &plugins, &corpus, &cancel, &mut |_| {}).expect("ingest");
-    figures("kebab ingest (2 workers)", bytes, report.new, start.elapsed());
+    let report =
+        kebab::ingest::ingest(&mut app, &plugins, &corpus, &cancel, &mut |_| {}).expect("ingest");
+    figures(
+        "kebab ingest (2 workers)",
+        bytes,
+        report.new,
+        start.elapsed(),
+    );
     let start = Instant::now();
-    let again = kebab::ingest::ingest(&mut app, &plugins, &corpus, &cancel, &mut |_| {}).expect("re-ingest");
+    let again = kebab::ingest::ingest(&mut app, &plugins, &corpus, &cancel, &mut |_| {})
+        .expect("re-ingest");
     println!(
         "re-ingest, all unchanged: {:.0} ms for {} files",
         start.elapsed().as_secs_f64() * 1e3,

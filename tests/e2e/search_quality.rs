@@ -85,10 +85,10 @@ fn golden_queries_find_their_file_in_the_top_three_with_exact_citations() {
             );
         }
     }
-    assert!(
-        found >= 20,
-        "only {found}/{} golden queries hit the top 3: {misses:#?}",
-        GOLDEN.len()
+    assert_eq!(
+        found,
+        GOLDEN.len(),
+        "golden queries missing the top 3: {misses:#?}"
     );
 }
 

@@ -503,6 +503,72 @@ mod tests {
         assert!(api_compatible(&Version::new(1, 0, 3), &HOST_API_VERSION));
     }
 
+    fn text_plugin() -> &'static [u8] {
+        crate::plugin::registry::BUILT_IN
+            .iter()
+            .find(|(name, _)| *name == "text")
+            .expect("text is built in")
+            .1
+    }
+
+    fn cached_files(dir: &Path) -> Vec<PathBuf> {
+        std::fs::read_dir(dir.join("components"))
+            .map(|rd| rd.flatten().map(|e| e.path()).collect())
+            .unwrap_or_default()
+    }
+
+    #[test]
+    fn compiled_code_is_cached_and_a_corrupt_cache_entry_is_replaced() {
+        let dir = tempfile::tempdir().unwrap();
+        let runtime = Runtime::new(Some(dir.path().to_path_buf())).unwrap();
+        let first = runtime.load(text_plugin()).unwrap();
+        assert_eq!(first.info.name, "text");
+        let files = cached_files(dir.path());
+        assert_eq!(files.len(), 1, "one precompiled component: {files:?}");
+        assert!(files[0].to_string_lossy().ends_with(".cwasm"));
+        let written = std::fs::metadata(&files[0]).unwrap().modified().unwrap();
+
+        // A second runtime (a later `kebab` run) loads from the cache without rewriting it.
+        let again = Runtime::new(Some(dir.path().to_path_buf())).unwrap();
+        again.load(text_plugin()).unwrap();
+        assert_eq!(
+            std::fs::metadata(&files[0]).unwrap().modified().unwrap(),
+            written
+        );
+
+        std::fs::write(&files[0], b"garbage").unwrap();
+        let repaired = Runtime::new(Some(dir.path().to_path_buf())).unwrap();
+        let p = repaired.load(text_plugin()).unwrap();
+        let out = repaired
+            .parse_and_chunk(
+                &p,
+                &Limits::default(),
+                "a.txt",
+                b"hello\n",
+                ChunkPolicy {
+                    target_tokens: 10,
+                    overlap_tokens: 0,
+                },
+            )
+            .unwrap();
+        assert_eq!(out.chunks.len(), 1);
+        assert!(
+            std::fs::metadata(&files[0]).unwrap().len() > 1000,
+            "cache entry rewritten"
+        );
+    }
+
+    #[test]
+    fn non_components_are_refused_with_a_reason() {
+        let runtime = Runtime::new(None).unwrap();
+        let err = runtime.load(b"definitely not wasm").err().expect("refused");
+        assert!(matches!(err, LoadError::NotAComponent(_)), "{err}");
+        assert!(
+            err.to_string()
+                .starts_with("not a loadable WebAssembly component")
+        );
+    }
+
     #[test]
     fn deadline_has_at_least_two_ticks() {
         assert_eq!(deadline_ticks(Duration::from_millis(1)), 2);
