@@ -61,6 +61,7 @@ CREATE TABLE documents (
 );
 CREATE UNIQUE INDEX idx_docs_workspace_path ON documents(workspace_path);
 CREATE INDEX idx_docs_source_uri ON documents(source_uri);
+CREATE INDEX idx_docs_asset_id ON documents(asset_id);
 CREATE INDEX idx_docs_lang ON documents(lang);
 CREATE INDEX idx_docs_source_type ON documents(source_type);
 CREATE INDEX idx_docs_plugin ON documents(plugin_name, plugin_version);

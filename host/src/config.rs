@@ -39,6 +39,41 @@ pub struct Config {
     pub chunking: ChunkingConfig,
     pub search: SearchConfig,
     pub plugins: PluginsConfig,
+    pub models: ModelsConfig,
+    pub rag: RagConfig,
+}
+
+/// `[models]`: the models kebab talks to.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+#[serde(default, deny_unknown_fields)]
+pub struct ModelsConfig {
+    /// `[models.llm]`: the chat model behind `kebab ask`.
+    pub llm: crate::llm::LlmConfig,
+}
+
+/// `[rag]`: how `kebab ask` retrieves, gates and packs evidence.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct RagConfig {
+    /// Prompt template; only `rag-v3` exists in this version.
+    pub prompt_template_version: String,
+    /// Minimum relevance of the best chunk (0–1) before the LLM is asked.
+    pub score_gate: f64,
+    /// Token budget for evidence and history.
+    pub max_context_tokens: u32,
+    /// Chunks retrieved per question.
+    pub k: usize,
+}
+
+impl Default for RagConfig {
+    fn default() -> Self {
+        RagConfig {
+            prompt_template_version: "rag-v3".into(),
+            score_gate: 0.30,
+            max_context_tokens: 8000,
+            k: 8,
+        }
+    }
 }
 
 /// `[workspace]`: what `kebab ingest` walks.
@@ -107,6 +142,8 @@ impl Default for Config {
             chunking: ChunkingConfig::default(),
             search: SearchConfig::default(),
             plugins: PluginsConfig::default(),
+            models: ModelsConfig::default(),
+            rag: RagConfig::default(),
         }
     }
 }

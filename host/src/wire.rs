@@ -196,6 +196,63 @@ pub struct ErrorReport {
     pub hint: Option<String>,
 }
 
+/// A citation attached to an answer; `marker` is the `[#n]` the answer
+/// uses, or `None` for a candidate listed with a refusal.
+#[derive(Debug, Clone, Serialize)]
+pub struct AnswerCitation {
+    pub marker: Option<String>,
+    pub citation: Citation,
+}
+
+/// The model that produced an answer.
+#[derive(Debug, Clone, Serialize)]
+pub struct ModelRef {
+    pub id: String,
+    pub provider: &'static str,
+}
+
+/// How retrieval went for an answer.
+#[derive(Debug, Clone, Serialize)]
+pub struct AnswerRetrieval {
+    pub trace_id: String,
+    pub mode: &'static str,
+    pub k: u32,
+    pub score_gate: f64,
+    pub top_score: f64,
+    pub chunks_returned: u32,
+    pub chunks_used: u32,
+}
+
+/// Token counts and wall time.
+#[derive(Debug, Clone, Serialize)]
+pub struct Usage {
+    pub prompt_tokens: Option<u32>,
+    pub completion_tokens: Option<u32>,
+    pub latency_ms: u64,
+}
+
+/// `answer.v1`.
+#[derive(Debug, Clone, Serialize)]
+pub struct Answer {
+    pub schema_version: &'static str,
+    pub answer: String,
+    pub citations: Vec<AnswerCitation>,
+    pub grounded: bool,
+    /// `score_gate`, `no_chunks`, `llm_self_judge`, `llm_stream_aborted`,
+    /// or for failures `model_unreachable`, `model_not_pulled`, `timeout`.
+    pub refusal_reason: Option<&'static str>,
+    pub model: ModelRef,
+    pub embedding: Option<ModelRef>,
+    pub prompt_template_version: &'static str,
+    pub retrieval: AnswerRetrieval,
+    pub usage: Usage,
+    pub created_at: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub conversation_id: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub turn_index: Option<u32>,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
