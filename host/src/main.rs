@@ -14,6 +14,7 @@ use serde::Serialize;
 use kebab::app::{App, Paths};
 use kebab::config::Config;
 use kebab::ingest::{IngestReport, Progress};
+use kebab::llm::{LlmClient, LlmError, Provider};
 use kebab::wire::{DocSummary, ErrorReport, SearchResponse};
 
 /// kebab: a local-first knowledge base with sandboxed WebAssembly parsers.
@@ -63,6 +64,22 @@ enum Command {
         #[command(subcommand)]
         what: ListWhat,
     },
+    /// Ask a question; the answer cites the notes it comes from, or refuses.
+    Ask {
+        /// The question.
+        question: String,
+        /// Show the retrieval trace, token counts and latency.
+        #[arg(long)]
+        explain: bool,
+        /// Continue (or start) a conversation with this id.
+        #[arg(long)]
+        session: Option<String>,
+        /// Chunks to retrieve [default: [rag] k].
+        #[arg(long)]
+        k: Option<usize>,
+    },
+    /// Check the configuration, index, plugins and model server.
+    Doctor,
 }
 
 #[derive(Subcommand)]
@@ -75,6 +92,7 @@ enum ListWhat {
 const EXIT_OK: u8 = 0;
 const EXIT_NO_HIT: u8 = 1;
 const EXIT_ERROR: u8 = 2;
+const EXIT_UNHEALTHY: u8 = 3;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -123,6 +141,21 @@ fn run(cli: Cli) -> Result<u8> {
             let app = App::open(config, paths)?;
             list_docs(&app, cli.json)
         }
+        Command::Ask {
+            question,
+            explain,
+            session,
+            k,
+        } => {
+            let mut app = App::open(config, paths)?;
+            let opts = kebab::rag::AskOptions {
+                k,
+                explain,
+                session,
+            };
+            ask(&mut app, &question, &opts, cli.json)
+        }
+        Command::Doctor => doctor(config, paths, cli.json),
     }
 }
 
@@ -349,6 +382,311 @@ fn list_docs(app: &App, json: bool) -> Result<u8> {
         println!("{} documents", docs.len());
     }
     Ok(EXIT_OK)
+}
+
+fn ask(app: &mut App, question: &str, opts: &kebab::rag::AskOptions, json: bool) -> Result<u8> {
+    let llm = LlmClient::new(app.config.models.llm.clone())?;
+    let cancel = Arc::new(AtomicBool::new(false));
+    {
+        let cancel = cancel.clone();
+        // Ctrl-C stops the stream; the partial answer is kept and stored.
+        let _ = ctrlc::set_handler(move || cancel.store(true, Ordering::Relaxed));
+    }
+    let stream = !json && std::io::stdout().is_terminal();
+    let mut on_token = |t: &str| {
+        if stream {
+            let mut out = std::io::stdout().lock();
+            let _ = out.write_all(t.as_bytes());
+            let _ = out.flush();
+        }
+    };
+    let outcome = kebab::rag::ask(
+        &mut app.store,
+        &llm,
+        &app.config,
+        question,
+        opts,
+        &mut on_token,
+        &cancel,
+    )?;
+    if json {
+        print_json(&outcome.answer)?;
+    } else {
+        print_answer(&outcome, stream, opts.explain, question);
+    }
+    if let Some(e) = &outcome.error {
+        report_llm_error(e, &app.config.models.llm, &app.paths, json);
+        return Ok(EXIT_ERROR);
+    }
+    Ok(if outcome.answer.grounded {
+        EXIT_OK
+    } else {
+        EXIT_NO_HIT
+    })
+}
+
+fn print_answer(outcome: &kebab::rag::AskOutcome, streamed: bool, explain: bool, question: &str) {
+    let a = &outcome.answer;
+    if streamed
+        && a.refusal_reason
+            .is_none_or(|r| matches!(r, "llm_self_judge" | "llm_stream_aborted"))
+    {
+        println!();
+    } else if !a.answer.is_empty() {
+        println!("{}", a.answer);
+    }
+    println!("{}", "─".repeat(57));
+    for c in a.citations.iter().filter(|c| c.marker.is_some()) {
+        println!("{} {}", c.marker.as_deref().unwrap_or(""), c.citation.uri());
+        if let kebab::wire::CitationBody::Line {
+            section: Some(s), ..
+        } = &c.citation.body
+        {
+            println!("     {s}");
+        }
+    }
+    let chunks = match a.refusal_reason {
+        None => format!("{} chunks", a.retrieval.chunks_used),
+        Some("llm_self_judge") => {
+            format!("{} chunks searched, 0 grounded", a.retrieval.chunks_used)
+        }
+        Some(_) => format!(
+            "{} chunks used",
+            a.citations.iter().filter(|c| c.marker.is_some()).count()
+        ),
+    };
+    println!(
+        "grounded {}  {}  {}  {chunks}",
+        if a.grounded { "✓" } else { "✗" },
+        a.model.id,
+        a.prompt_template_version
+    );
+    if explain {
+        println!();
+        println!("retrieval trace");
+        println!("  query            {question:?}");
+        println!("  mode             {}", a.retrieval.mode);
+        println!("  k                {}", a.retrieval.k);
+        println!(
+            "  threshold (gate) {:.2} → top-1 {:.2} {}",
+            a.retrieval.score_gate,
+            a.retrieval.top_score,
+            if a.retrieval.top_score >= a.retrieval.score_gate {
+                "pass"
+            } else {
+                "fail"
+            }
+        );
+        println!(
+            "  chunks (used)    {} / {} returned",
+            a.retrieval.chunks_used, a.retrieval.chunks_returned
+        );
+        for r in &outcome.retrieved {
+            println!(
+                "  #{} {:.2} {}  bm25={:.1}",
+                r.hit.rank,
+                r.coverage,
+                r.hit.citation.uri(),
+                r.hit.score
+            );
+        }
+        let n = |v: Option<u32>| v.map_or("?".to_string(), |n| n.to_string());
+        println!(
+            "  prompt {} tokens  completion {} tokens  latency {} ms",
+            n(a.usage.prompt_tokens),
+            n(a.usage.completion_tokens),
+            a.usage.latency_ms
+        );
+    }
+}
+
+fn report_llm_error(e: &LlmError, cfg: &kebab::llm::LlmConfig, paths: &Paths, json: bool) {
+    let hint = match e {
+        LlmError::Unreachable { .. } => format!(
+            "start the model server (for Ollama: `ollama serve`) or set [models.llm] endpoint in {}",
+            paths.config_file.display()
+        ),
+        LlmError::ModelNotPulled { .. } => match cfg.provider {
+            Provider::Ollama => format!("ollama pull {}", cfg.model),
+            Provider::OpenAi => {
+                "set [models.llm] model to one the server lists (see `kebab doctor`)".into()
+            }
+        },
+        LlmError::Timeout { .. } => {
+            "raise [models.llm] timeout_secs, or use a smaller model".into()
+        }
+        LlmError::Http { .. } => "check the server's log; the request was refused".into(),
+        LlmError::Stream { .. } | LlmError::Cancelled { .. } => {
+            "the partial answer above was kept in the answers table; ask again".into()
+        }
+    };
+    if json {
+        let report = ErrorReport {
+            schema_version: "error.v1",
+            code: e.code(),
+            message: e.to_string(),
+            hint: Some(hint),
+        };
+        eprintln!("{}", serde_json::to_string(&report).unwrap_or_default());
+    } else {
+        eprintln!("error: {e}");
+        eprintln!("  hint: {hint}");
+    }
+}
+
+/// One `doctor.v1` check.
+#[derive(Serialize)]
+struct Check {
+    name: &'static str,
+    ok: bool,
+    detail: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    hint: Option<String>,
+}
+
+fn doctor(config: Config, paths: Paths, json: bool) -> Result<u8> {
+    let mut checks = Vec::new();
+    let mut check = |name, result: Result<String, (String, String)>| {
+        checks.push(match result {
+            Ok(detail) => Check {
+                name,
+                ok: true,
+                detail,
+                hint: None,
+            },
+            Err((detail, hint)) => Check {
+                name,
+                ok: false,
+                detail,
+                hint: Some(hint),
+            },
+        })
+    };
+    check(
+        "config_loaded",
+        Ok(if paths.config_file.exists() {
+            paths.config_file.display().to_string()
+        } else {
+            format!("{} (absent: defaults in use)", paths.config_file.display())
+        }),
+    );
+    let probe = paths.data_dir.join(".kebab-doctor-probe");
+    check(
+        "data_dir_writable",
+        std::fs::create_dir_all(&paths.data_dir)
+            .and_then(|_| std::fs::write(&probe, b"ok"))
+            .and_then(|_| std::fs::remove_file(&probe))
+            .map(|_| paths.data_dir.display().to_string())
+            .map_err(|e| {
+                (
+                    format!("{}: {e}", paths.data_dir.display()),
+                    "pass --data-dir DIR to a writable place".into(),
+                )
+            }),
+    );
+    let llm_config = config.models.llm.clone();
+    match App::open(config, paths.clone()) {
+        Ok(app) => {
+            check(
+                "sqlite_open",
+                app.store
+                    .schema_version()
+                    .map(|v| format!("{} (schema v{v})", paths.sqlite().display()))
+                    .map_err(|e| (e.to_string(), "move the file aside and re-ingest".into())),
+            );
+            check(
+                "plugins_loaded",
+                match app.plugins() {
+                    Ok(p) if p.warnings.is_empty() => Ok(p
+                        .registry
+                        .plugins()
+                        .iter()
+                        .map(|r| format!("{} {}", r.name(), r.plugin.version))
+                        .collect::<Vec<_>>()
+                        .join(", ")),
+                    Ok(p) => Err((
+                        p.warnings.join("; "),
+                        "reinstall or remove the plugin named above".into(),
+                    )),
+                    Err(e) => Err((e.to_string(), "reinstall kebab".into())),
+                },
+            );
+        }
+        Err(e) => check(
+            "sqlite_open",
+            Err((
+                e.to_string(),
+                "pass --data-dir DIR to a writable place".into(),
+            )),
+        ),
+    }
+    let llm = LlmClient::new(llm_config.clone())?;
+    match llm.models() {
+        Ok(models) => {
+            check(
+                "llm_reachable",
+                Ok(format!(
+                    "{} ({})",
+                    llm_config.endpoint,
+                    llm_config.provider.as_str()
+                )),
+            );
+            let wanted = &llm_config.model;
+            let found = models
+                .iter()
+                .any(|m| m == wanted || m.strip_suffix(":latest") == Some(wanted.as_str()));
+            check(
+                "llm_model_available",
+                if found {
+                    Ok(wanted.clone())
+                } else {
+                    Err((
+                        format!("{wanted} missing (server has: {})", models.join(", ")),
+                        match llm_config.provider {
+                            Provider::Ollama => format!("ollama pull {wanted}"),
+                            Provider::OpenAi => {
+                                "set [models.llm] model to one the server lists".into()
+                            }
+                        },
+                    ))
+                },
+            );
+        }
+        Err(e) => check(
+            "llm_reachable",
+            Err((
+                e.to_string(),
+                "start the model server (Ollama: `ollama serve`) or fix [models.llm] endpoint"
+                    .into(),
+            )),
+        ),
+    }
+    let ok = checks.iter().all(|c| c.ok);
+    if json {
+        print_json(
+            &serde_json::json!({ "schema_version": "doctor.v1", "ok": ok, "checks": checks }),
+        )?;
+    } else {
+        for c in &checks {
+            println!(
+                "{} {:<20} {}",
+                if c.ok { "✓" } else { "✗" },
+                c.name,
+                c.detail
+            );
+            if let Some(h) = &c.hint {
+                println!("  hint: {h}");
+            }
+        }
+        let failed = checks.iter().filter(|c| !c.ok).count();
+        if failed > 0 {
+            println!(
+                "{failed} check{} failed.",
+                if failed == 1 { "" } else { "s" }
+            );
+        }
+    }
+    Ok(if ok { EXIT_OK } else { EXIT_UNHEALTHY })
 }
 
 fn print_json(value: &impl Serialize) -> Result<()> {

@@ -92,10 +92,23 @@ pub fn ask(
     let retrieved = search::retrieve(store, &query, k, config.search.snippet_chars)?;
     let top_score = retrieved.first().map_or(0.0, |r| r.coverage);
     let korean = question.chars().any(is_hangul);
-    let mut draft = Draft::new(llm, rag, question, k, top_score, retrieved.len(), opts, history.len());
+    let mut draft = Draft::new(
+        llm,
+        rag,
+        question,
+        k,
+        top_score,
+        retrieved.len(),
+        opts,
+        history.len(),
+    );
 
     let outcome = if retrieved.is_empty() {
-        draft.refuse("no_chunks", refusal_text(korean, "no_chunks", rag.score_gate, &[]), Vec::new());
+        draft.refuse(
+            "no_chunks",
+            refusal_text(korean, "no_chunks", rag.score_gate, &[]),
+            Vec::new(),
+        );
         AskOutcome {
             answer: draft.finish(started),
             retrieved,
@@ -111,7 +124,12 @@ pub fn ask(
                 citation: r.hit.citation.clone(),
             })
             .collect();
-        let text = refusal_text(korean, "score_gate", rag.score_gate, &retrieved[..retrieved.len().min(CANDIDATES)]);
+        let text = refusal_text(
+            korean,
+            "score_gate",
+            rag.score_gate,
+            &retrieved[..retrieved.len().min(CANDIDATES)],
+        );
         draft.refuse("score_gate", text, candidates);
         AskOutcome {
             answer: draft.finish(started),
@@ -165,8 +183,14 @@ pub fn ask(
             question: question.to_string(),
             answer: answer.answer.clone(),
         };
-        let snapshot = json!({ "prompt_template_version": PROMPT_TEMPLATE, "model": llm.config().model });
-        store.append_turn(session, &turn, &serde_json::to_value(&answer.citations).unwrap_or_default(), &snapshot)?;
+        let snapshot =
+            json!({ "prompt_template_version": PROMPT_TEMPLATE, "model": llm.config().model });
+        store.append_turn(
+            session,
+            &turn,
+            &serde_json::to_value(&answer.citations).unwrap_or_default(),
+            &snapshot,
+        )?;
     }
     Ok(outcome)
 }
@@ -222,7 +246,12 @@ pub fn evidence(packed: &[Packed]) -> String {
 
 /// System prompt, as much recent history as `history_budget` allows (oldest
 /// turns dropped first), then the question with its evidence.
-fn messages(question: &str, packed: &[Packed], history: &[TurnRow], history_budget: u32) -> Vec<Message> {
+fn messages(
+    question: &str,
+    packed: &[Packed],
+    history: &[TurnRow],
+    history_budget: u32,
+) -> Vec<Message> {
     let mut kept: Vec<&TurnRow> = Vec::new();
     let mut used = 0u32;
     for turn in history.iter().rev() {
@@ -238,7 +267,10 @@ fn messages(question: &str, packed: &[Packed], history: &[TurnRow], history_budg
         out.push(Message::user(turn.question.clone()));
         out.push(Message::assistant(turn.answer.clone()));
     }
-    out.push(Message::user(format!("[Question]\n{question}\n\n[Evidence]\n{}", evidence(packed))));
+    out.push(Message::user(format!(
+        "[Question]\n{question}\n\n[Evidence]\n{}",
+        evidence(packed)
+    )));
     out
 }
 
@@ -249,7 +281,10 @@ pub fn markers(text: &str) -> Vec<u32> {
     let mut i = 0;
     while i < bytes.len() {
         if bytes[i] == b'[' && bytes.get(i + 1) == Some(&b'#') {
-            let digits: usize = bytes[i + 2..].iter().take_while(|b| b.is_ascii_digit()).count();
+            let digits: usize = bytes[i + 2..]
+                .iter()
+                .take_while(|b| b.is_ascii_digit())
+                .count();
             if (1..=3).contains(&digits) && bytes.get(i + 2 + digits) == Some(&b']') {
                 let n: u32 = text[i + 2..i + 2 + digits].parse().unwrap_or(0);
                 out.push(n);
@@ -286,14 +321,22 @@ fn is_hangul(c: char) -> bool {
 fn refusal_text(korean: bool, reason: &str, gate: f64, candidates: &[Retrieved]) -> String {
     let mut text = match (reason, korean) {
         ("no_chunks", true) => "근거 부족. KB 에 해당 내용 없음.".to_string(),
-        ("no_chunks", false) => "Not enough evidence: nothing in the knowledge base matches.".to_string(),
-        (_, true) => format!("근거 부족. KB 에 해당 내용 없음.\n가까운 후보 (모두 임계 {gate:.2} 미만):"),
+        ("no_chunks", false) => {
+            "Not enough evidence: nothing in the knowledge base matches.".to_string()
+        }
+        (_, true) => {
+            format!("근거 부족. KB 에 해당 내용 없음.\n가까운 후보 (모두 임계 {gate:.2} 미만):")
+        }
         (_, false) => format!(
             "Not enough evidence in the knowledge base.\nClosest candidates (all below the {gate:.2} gate):"
         ),
     };
     for c in candidates {
-        text.push_str(&format!("\n  · {} (score {:.2})", c.hit.citation.uri(), c.coverage));
+        text.push_str(&format!(
+            "\n  · {} (score {:.2})",
+            c.hit.citation.uri(),
+            c.coverage
+        ));
     }
     text
 }
@@ -332,7 +375,9 @@ impl<'a> Draft<'a> {
         turns: usize,
     ) -> Draft<'a> {
         let now = crate::store::now_rfc3339();
-        let trace = crate::ids::id_from(&json!({ "kind": "trace", "q": question, "at": now, "pid": std::process::id() }));
+        let trace = crate::ids::id_from(
+            &json!({ "kind": "trace", "q": question, "at": now, "pid": std::process::id() }),
+        );
         Draft {
             llm,
             rag,
@@ -468,7 +513,10 @@ mod tests {
         assert!(!judge("X is Y [1].", 3).0, "prose marker");
         assert!(!judge("let v = vec![1];", 3).0, "code is no marker");
         assert!(!judge("INSUFFICIENT EVIDENCE", 3).0, "refusal phrase");
-        assert!(!judge("근거가 부족합니다 [#1]", 3).0, "refusal phrase with marker");
+        assert!(
+            !judge("근거가 부족합니다 [#1]", 3).0,
+            "refusal phrase with marker"
+        );
         assert!(!judge("   ", 3).0);
         assert!(!judge("[#0]", 3).0);
     }

@@ -47,7 +47,12 @@ pub struct Retrieved {
 }
 
 /// Lexical retrieval: the best `k` chunks for `query`.
-pub fn retrieve(store: &Store, query: &str, k: usize, snippet_chars: usize) -> Result<Vec<Retrieved>, StoreError> {
+pub fn retrieve(
+    store: &Store,
+    query: &str,
+    k: usize,
+    snippet_chars: usize,
+) -> Result<Vec<Retrieved>, StoreError> {
     let terms = query_terms(query);
     let rows = match fts_expression(&terms) {
         Some(expr) => store.lexical_search(&expr, k)?,
@@ -59,23 +64,36 @@ pub fn retrieve(store: &Store, query: &str, k: usize, snippet_chars: usize) -> R
         .filter_map(|(i, row)| {
             let coverage = coverage(&row.text, &terms);
             let text = row.text.clone();
-            hit(i as u32 + 1, row, &terms, snippet_chars).map(|hit| Retrieved { hit, text, coverage })
+            hit(i as u32 + 1, row, &terms, snippet_chars).map(|hit| Retrieved {
+                hit,
+                text,
+                coverage,
+            })
         })
         .collect())
 }
 
 /// Run a lexical search for `query`, returning at most `k` hits.
-pub fn lexical(store: &Store, query: &str, k: usize, snippet_chars: usize) -> Result<SearchResponse, StoreError> {
+pub fn lexical(
+    store: &Store,
+    query: &str,
+    k: usize,
+    snippet_chars: usize,
+) -> Result<SearchResponse, StoreError> {
     Ok(SearchResponse {
         schema_version: "search_response.v1",
         query: query.to_string(),
         mode: "lexical",
-        hits: retrieve(store, query, k, snippet_chars)?.into_iter().map(|r| r.hit).collect(),
+        hits: retrieve(store, query, k, snippet_chars)?
+            .into_iter()
+            .map(|r| r.hit)
+            .collect(),
     })
 }
 
 fn hit(rank: u32, row: LexicalRow, terms: &[String], snippet_chars: usize) -> Option<SearchHit> {
-    let citation = Citation::from_spans(&row.workspace_path, &row.spans, row.section_label.clone())?;
+    let citation =
+        Citation::from_spans(&row.workspace_path, &row.spans, row.section_label.clone())?;
     let snippet = snippet(&row.text, terms, snippet_chars);
     Some(SearchHit {
         schema_version: "search_hit.v1",
@@ -106,20 +124,31 @@ fn hit(rank: u32, row: LexicalRow, terms: &[String], snippet_chars: usize) -> Op
 
 /// Words too common to say anything about relevance.
 const STOPWORDS: &[&str] = &[
-    "a", "an", "and", "are", "as", "at", "be", "by", "do", "does", "for", "from", "how", "i", "in", "is",
-    "it", "its", "me", "my", "of", "on", "or", "s", "so", "that", "the", "this", "to", "was", "what",
-    "when", "where", "which", "who", "why", "with", "you", "your",
+    "a", "an", "and", "are", "as", "at", "be", "by", "do", "does", "for", "from", "how", "i", "in",
+    "is", "it", "its", "me", "my", "of", "on", "or", "s", "so", "that", "the", "this", "to", "was",
+    "what", "when", "where", "which", "who", "why", "with", "you", "your",
 ];
 
 /// Share of the content words of `terms` found (as words) in `text`.
 pub fn coverage(text: &str, terms: &[String]) -> f64 {
-    let content: Vec<&String> = terms.iter().filter(|t| !STOPWORDS.contains(&t.as_str())).collect();
-    let considered: Vec<&String> = if content.is_empty() { terms.iter().collect() } else { content };
+    let content: Vec<&String> = terms
+        .iter()
+        .filter(|t| !STOPWORDS.contains(&t.as_str()))
+        .collect();
+    let considered: Vec<&String> = if content.is_empty() {
+        terms.iter().collect()
+    } else {
+        content
+    };
     if considered.is_empty() {
         return 0.0;
     }
     let words: std::collections::HashSet<String> = query_terms(text).into_iter().collect();
-    considered.iter().filter(|t| words.contains(t.as_str())).count() as f64 / considered.len() as f64
+    considered
+        .iter()
+        .filter(|t| words.contains(t.as_str()))
+        .count() as f64
+        / considered.len() as f64
 }
 
 /// The part of `text` that best shows why it matched: starting at the line

@@ -620,7 +620,8 @@ impl Store {
              FROM answers ORDER BY created_at DESC, rowid DESC LIMIT ?1",
         )?;
         let rows = stmt.query_map(params![limit as i64], |r| r.get::<_, String>(0))?;
-        rows.map(|r| Ok(serde_json::from_str(&r?).unwrap_or(Value::Null))).collect()
+        rows.map(|r| Ok(serde_json::from_str(&r?).unwrap_or(Value::Null)))
+            .collect()
     }
 }
 
@@ -637,7 +638,10 @@ fn delete_by_path(tx: &Transaction<'_>, path: &str) -> Result<usize, StoreError>
     let Some(asset) = asset else {
         return Ok(0);
     };
-    tx.execute("DELETE FROM documents WHERE workspace_path = ?1", params![path])?;
+    tx.execute(
+        "DELETE FROM documents WHERE workspace_path = ?1",
+        params![path],
+    )?;
     tx.execute(
         "DELETE FROM assets WHERE asset_id = ?1
            AND NOT EXISTS (SELECT 1 FROM documents d WHERE d.asset_id = ?1)",

@@ -1,8 +1,10 @@
 //! End-to-end tests: each drives the real `kebab` binary against real files,
 //! a real SQLite index and the real WebAssembly plugins.
 
+mod llm_server;
 mod support;
 
+mod ask;
 mod bad_input;
 mod cli;
 mod incremental;

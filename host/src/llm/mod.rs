@@ -74,13 +74,22 @@ pub struct Message {
 
 impl Message {
     pub fn system(content: impl Into<String>) -> Message {
-        Message { role: "system", content: content.into() }
+        Message {
+            role: "system",
+            content: content.into(),
+        }
     }
     pub fn user(content: impl Into<String>) -> Message {
-        Message { role: "user", content: content.into() }
+        Message {
+            role: "user",
+            content: content.into(),
+        }
     }
     pub fn assistant(content: impl Into<String>) -> Message {
-        Message { role: "assistant", content: content.into() }
+        Message {
+            role: "assistant",
+            content: content.into(),
+        }
     }
 }
 
@@ -151,6 +160,7 @@ trait StreamProtocol {
 }
 
 /// What a protocol line meant.
+#[derive(Debug)]
 enum LineEvent {
     Nothing,
     Token(String),
@@ -184,7 +194,12 @@ impl LlmClient {
 
     fn request(&self, method: reqwest::Method, path: &str) -> reqwest::blocking::RequestBuilder {
         let mut req = self.http.request(method, self.url(path));
-        if let Some(key) = self.config.api_key_env.as_deref().and_then(|v| std::env::var(v).ok()) {
+        if let Some(key) = self
+            .config
+            .api_key_env
+            .as_deref()
+            .and_then(|v| std::env::var(v).ok())
+        {
             req = req.bearer_auth(key);
         }
         req
@@ -200,7 +215,11 @@ impl LlmClient {
     ) -> Result<Completion, LlmError> {
         let (path, body, mut protocol): (&str, serde_json::Value, Box<dyn StreamProtocol>) =
             match self.config.provider {
-                Provider::Ollama => ("/api/chat", ollama::request(&self.config, messages), Box::new(ollama::Stream)),
+                Provider::Ollama => (
+                    "/api/chat",
+                    ollama::request(&self.config, messages),
+                    Box::new(ollama::Stream),
+                ),
                 Provider::OpenAi => (
                     "/v1/chat/completions",
                     openai::request(&self.config, messages),
@@ -242,7 +261,12 @@ impl LlmClient {
                     done.text.push_str(&t);
                 }
                 Ok(LineEvent::Finished) => return Ok(done),
-                Err(detail) => return Err(LlmError::Stream { detail, partial: done.text }),
+                Err(detail) => {
+                    return Err(LlmError::Stream {
+                        detail,
+                        partial: done.text,
+                    });
+                }
             }
         }
     }
@@ -258,21 +282,28 @@ impl LlmClient {
             .send()
             .map_err(|e| self.transport_error(e, String::new()))?;
         let status = response.status();
-        let text = response.text().map_err(|e| self.transport_error(e, String::new()))?;
+        let text = response
+            .text()
+            .map_err(|e| self.transport_error(e, String::new()))?;
         if !status.is_success() {
             return Err(self.status_error(status.as_u16(), text));
         }
-        let json: serde_json::Value = serde_json::from_str(&text).map_err(|e| LlmError::Stream {
-            detail: format!("model list is not JSON: {e}"),
-            partial: String::new(),
-        })?;
+        let json: serde_json::Value =
+            serde_json::from_str(&text).map_err(|e| LlmError::Stream {
+                detail: format!("model list is not JSON: {e}"),
+                partial: String::new(),
+            })?;
         let (list, key) = match self.config.provider {
             Provider::Ollama => (&json["models"], "name"),
             Provider::OpenAi => (&json["data"], "id"),
         };
         Ok(list
             .as_array()
-            .map(|a| a.iter().filter_map(|m| m[key].as_str().map(String::from)).collect())
+            .map(|a| {
+                a.iter()
+                    .filter_map(|m| m[key].as_str().map(String::from))
+                    .collect()
+            })
             .unwrap_or_default())
     }
 
@@ -316,7 +347,9 @@ impl LlmClient {
     fn status_error(&self, status: u16, body: String) -> LlmError {
         let lower = body.to_lowercase();
         let missing = status == 404
-            && (lower.contains("not found") || lower.contains("model_not_found") || lower.contains("does not exist"));
+            && (lower.contains("not found")
+                || lower.contains("model_not_found")
+                || lower.contains("does not exist"));
         if missing {
             LlmError::ModelNotPulled {
                 model: self.config.model.clone(),

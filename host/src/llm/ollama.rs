@@ -27,7 +27,8 @@ impl StreamProtocol for Stream {
         if line.trim().is_empty() {
             return Ok(LineEvent::Nothing);
         }
-        let v: Value = serde_json::from_str(line).map_err(|e| format!("bad stream line ({e}): {line}"))?;
+        let v: Value =
+            serde_json::from_str(line).map_err(|e| format!("bad stream line ({e}): {line}"))?;
         if let Some(err) = v["error"].as_str() {
             return Err(format!("server error: {err}"));
         }
@@ -57,6 +58,10 @@ mod tests {
         assert!(matches!(s.line(end, &mut c), Ok(LineEvent::Finished)));
         assert_eq!((c.prompt_tokens, c.completion_tokens), (Some(26), Some(3)));
         assert!(s.line("not json", &mut c).is_err());
-        assert!(s.line(r#"{"error":"boom"}"#, &mut c).unwrap_err().contains("boom"));
+        assert!(
+            s.line(r#"{"error":"boom"}"#, &mut c)
+                .unwrap_err()
+                .contains("boom")
+        );
     }
 }

@@ -30,9 +30,13 @@ impl StreamProtocol for Stream {
         if data == "[DONE]" {
             return Ok(LineEvent::Finished);
         }
-        let v: Value = serde_json::from_str(data).map_err(|e| format!("bad event ({e}): {data}"))?;
+        let v: Value =
+            serde_json::from_str(data).map_err(|e| format!("bad event ({e}): {data}"))?;
         if let Some(err) = v.get("error") {
-            return Err(format!("server error: {}", err["message"].as_str().unwrap_or("unknown")));
+            return Err(format!(
+                "server error: {}",
+                err["message"].as_str().unwrap_or("unknown")
+            ));
         }
         if let Some(usage) = v.get("usage").filter(|u| u.is_object()) {
             done.prompt_tokens = usage["prompt_tokens"].as_u64().map(|n| n as u32);
@@ -60,7 +64,13 @@ mod tests {
         let usage = r#"data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[],"usage":{"prompt_tokens":9,"completion_tokens":2,"total_tokens":11}}"#;
         assert!(matches!(s.line(usage, &mut c), Ok(LineEvent::Nothing)));
         assert_eq!((c.prompt_tokens, c.completion_tokens), (Some(9), Some(2)));
-        assert!(matches!(s.line(": keep-alive", &mut c), Ok(LineEvent::Nothing)));
-        assert!(matches!(s.line("data: [DONE]", &mut c), Ok(LineEvent::Finished)));
+        assert!(matches!(
+            s.line(": keep-alive", &mut c),
+            Ok(LineEvent::Nothing)
+        ));
+        assert!(matches!(
+            s.line("data: [DONE]", &mut c),
+            Ok(LineEvent::Finished)
+        ));
     }
 }
