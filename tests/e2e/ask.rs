@@ -341,3 +341,40 @@ fn doctor_checks_the_model_server() {
         "{text}"
     );
 }
+
+#[test]
+fn ctrl_c_stops_the_stream_and_keeps_the_partial_answer() {
+    let words = tokens("one two three four five six seven eight nine ten [#1].");
+    let server = LlmServer::start(
+        Wire::Ollama,
+        Script::Drip(words, Duration::from_millis(300)),
+    );
+    let kb = kb_for(&server.config(10));
+    let child = kb
+        .cmd(&["--json", "ask", QUESTION])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1000));
+    let killed = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let a: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(a["refusal_reason"], "llm_stream_aborted");
+    let partial = a["answer"].as_str().unwrap();
+    assert!(
+        partial.starts_with("one ") && !partial.contains("ten"),
+        "partial answer kept: {partial:?}"
+    );
+    assert_eq!(stored(&kb)["answer"], partial);
+}

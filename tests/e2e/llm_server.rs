@@ -38,6 +38,8 @@ pub enum Script {
     Stall(Duration),
     /// Answer 404 "model not found" the way the server does.
     ModelMissing,
+    /// Stream these tokens slowly, one per interval.
+    Drip(Vec<String>, Duration),
 }
 
 /// Split an answer into small tokens the way a model streams.
@@ -255,8 +257,13 @@ fn chat(out: &mut TcpStream, wire: Wire, script: &Script) {
             &openai_event(json!({"role": "assistant", "content": ""}), None),
         );
     }
+    let mut interval = Duration::from_millis(2);
     let (tokens, cut) = match script {
         Script::Answer(t) => (t.clone(), None),
+        Script::Drip(t, every) => {
+            interval = *every;
+            (t.clone(), None)
+        }
         Script::CutAfter(t, n) => (t.clone(), Some(*n)),
         Script::Stall(d) => {
             std::thread::sleep(*d);
@@ -276,7 +283,7 @@ fn chat(out: &mut TcpStream, wire: Wire, script: &Script) {
         if !chunk(out, &data) {
             return;
         }
-        std::thread::sleep(Duration::from_millis(2));
+        std::thread::sleep(interval);
     }
     match wire {
         Wire::Ollama => {
