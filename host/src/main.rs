@@ -58,6 +58,9 @@ enum Command {
         /// Number of hits [default: [search] default_k].
         #[arg(long)]
         k: Option<usize>,
+        /// Only Kubernetes resources of this kind (`Deployment`, `Service`…).
+        #[arg(long)]
+        kind: Option<String>,
     },
     /// List indexed items.
     List {
@@ -119,11 +122,17 @@ fn run(cli: Cli) -> Result<u8> {
             let mut app = App::open(config, paths)?;
             ingest(&mut app, &path, strict, cli.json)
         }
-        Command::Search { query, k } => {
+        Command::Search { query, k, kind } => {
             let app = App::open(config, paths)?;
             let k = k.unwrap_or(app.config.search.default_k).max(1);
-            let response =
-                kebab::search::lexical(&app.store, &query, k, app.config.search.snippet_chars)?;
+            let filter = kebab::store::ChunkFilter { kind };
+            let response = kebab::search::lexical(
+                &app.store,
+                &query,
+                k,
+                app.config.search.snippet_chars,
+                &filter,
+            )?;
             if cli.json {
                 print_json(&response)?;
             } else {

@@ -89,7 +89,13 @@ pub fn ask(
         Some(prev) => format!("{question} {}", prev.question),
         None => question.to_string(),
     };
-    let retrieved = search::retrieve(store, &query, k, config.search.snippet_chars)?;
+    let retrieved = search::retrieve(
+        store,
+        &query,
+        k,
+        config.search.snippet_chars,
+        &Default::default(),
+    )?;
     let top_score = retrieved.first().map_or(0.0, |r| r.coverage);
     let korean = question.chars().any(is_hangul);
     let mut draft = Draft::new(

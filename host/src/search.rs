@@ -1,7 +1,7 @@
 //! Lexical search: the query becomes an FTS5 expression, BM25 ranks chunks,
 //! every hit carries a citation and a snippet taken from the chunk's text.
 
-use crate::store::{LexicalRow, Store, StoreError};
+use crate::store::{ChunkFilter, LexicalRow, Store, StoreError};
 use crate::wire::{Citation, Retrieval, SearchHit, SearchResponse};
 
 /// Index layout version reported with every hit.
@@ -46,16 +46,17 @@ pub struct Retrieved {
     pub coverage: f64,
 }
 
-/// Lexical retrieval: the best `k` chunks for `query`.
+/// Lexical retrieval: the best `k` chunks for `query` that pass `filter`.
 pub fn retrieve(
     store: &Store,
     query: &str,
     k: usize,
     snippet_chars: usize,
+    filter: &ChunkFilter,
 ) -> Result<Vec<Retrieved>, StoreError> {
     let terms = query_terms(query);
     let rows = match fts_expression(&terms) {
-        Some(expr) => store.lexical_search(&expr, k)?,
+        Some(expr) => store.lexical_search(&expr, k, filter)?,
         None => Vec::new(),
     };
     Ok(rows
@@ -79,12 +80,13 @@ pub fn lexical(
     query: &str,
     k: usize,
     snippet_chars: usize,
+    filter: &ChunkFilter,
 ) -> Result<SearchResponse, StoreError> {
     Ok(SearchResponse {
         schema_version: "search_response.v1",
         query: query.to_string(),
         mode: "lexical",
-        hits: retrieve(store, query, k, snippet_chars)?
+        hits: retrieve(store, query, k, snippet_chars, filter)?
             .into_iter()
             .map(|r| r.hit)
             .collect(),

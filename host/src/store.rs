@@ -128,6 +128,13 @@ pub struct LexicalRow {
     pub bm25: f64,
 }
 
+/// Restrictions on which chunks a search may return.
+#[derive(Debug, Clone, Default)]
+pub struct ChunkFilter {
+    /// Only resources of this Kubernetes kind (symbol `Kind/…`).
+    pub kind: Option<String>,
+}
+
 /// A listed document.
 #[derive(Debug, Clone)]
 pub struct DocRow {
@@ -381,8 +388,14 @@ impl Store {
         Ok(removed)
     }
 
-    /// FTS5 matches for an FTS5 query expression, best first.
-    pub fn lexical_search(&self, fts_query: &str, k: usize) -> Result<Vec<LexicalRow>, StoreError> {
+    /// FTS5 matches for an FTS5 query expression, best first, narrowed by
+    /// `filter`.
+    pub fn lexical_search(
+        &self,
+        fts_query: &str,
+        k: usize,
+        filter: &ChunkFilter,
+    ) -> Result<Vec<LexicalRow>, StoreError> {
         let mut stmt = self.conn.prepare_cached(
             "SELECT c.chunk_id, c.doc_id, d.workspace_path, c.heading_path_json, c.section_label, c.text,
                     c.source_spans_json, c.chunker_version, bm25(chunks_fts, 0.0, 0.0, 2.0, 1.0) AS rank
@@ -390,10 +403,11 @@ impl Store {
              JOIN chunks c ON c.rowid = chunks_fts.rowid
              JOIN documents d ON d.doc_id = c.doc_id
              WHERE chunks_fts MATCH ?1
+               AND (?3 IS NULL OR json_extract(c.source_spans_json, '$[0].symbol') LIKE ?3 || '/%')
              ORDER BY rank, c.chunk_id
              LIMIT ?2",
         )?;
-        let rows = stmt.query_map(params![fts_query, k as i64], |r| {
+        let rows = stmt.query_map(params![fts_query, k as i64, filter.kind], |r| {
             Ok(LexicalRow {
                 chunk_id: r.get(0)?,
                 doc_id: r.get(1)?,
@@ -738,13 +752,20 @@ mod tests {
             WriteOutcome::Updated
         );
         assert_eq!(store.counts().unwrap(), (2, 2, 2));
-        let hits = store.lexical_search("\"zebra\"", 10).unwrap();
+        let hits = store
+            .lexical_search("\"zebra\"", 10, &ChunkFilter::default())
+            .unwrap();
         assert_eq!(hits.len(), 1);
         assert_eq!(hits[0].workspace_path, "b.md");
         assert!(hits[0].bm25 > 0.0);
         assert_eq!(store.remove_documents(&["b.md".into()]).unwrap(), 1);
         assert_eq!(store.counts().unwrap(), (1, 1, 1));
-        assert!(store.lexical_search("\"zebra\"", 10).unwrap().is_empty());
+        assert!(
+            store
+                .lexical_search("\"zebra\"", 10, &ChunkFilter::default())
+                .unwrap()
+                .is_empty()
+        );
         let assets: i64 = store
             .conn
             .query_row("SELECT count(*) FROM assets", [], |r| r.get(0))
@@ -766,7 +787,10 @@ mod tests {
             Err(StoreError::PathConflict { .. })
         ));
         assert_eq!(
-            store.lexical_search("\"x\"", 5).unwrap().len(),
+            store
+                .lexical_search("\"x\"", 5, &ChunkFilter::default())
+                .unwrap()
+                .len(),
             1,
             "original kept"
         );

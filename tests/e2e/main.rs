@@ -10,3 +10,4 @@ mod cli;
 mod incremental;
 mod sandbox;
 mod search_quality;
+mod yaml;

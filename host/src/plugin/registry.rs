@@ -24,6 +24,10 @@ pub const BUILT_IN: &[(&str, &[u8])] = &[
         "text",
         include_bytes!(concat!(env!("KEBAB_WASM_DIR"), "/kebab_plugin_text.wasm")),
     ),
+    (
+        "yaml",
+        include_bytes!(concat!(env!("KEBAB_WASM_DIR"), "/kebab_plugin_yaml.wasm")),
+    ),
 ];
 
 /// The plugin every failing file falls back to.
