@@ -5,6 +5,7 @@
 
 pub mod app;
 pub mod config;
+pub mod fetch;
 pub mod ids;
 pub mod ingest;
 pub mod llm;

@@ -83,6 +83,35 @@ enum Command {
     },
     /// Check the configuration, index, plugins and model server.
     Doctor,
+    /// Verbatim indexed text: a chunk, a document or a line span.
+    Fetch {
+        #[command(subcommand)]
+        what: FetchWhat,
+    },
+}
+
+#[derive(Subcommand)]
+enum FetchWhat {
+    /// A chunk, with `--context N` neighbours on each side.
+    Chunk {
+        id: String,
+        #[arg(long, default_value_t = 0)]
+        context: u32,
+    },
+    /// A whole document.
+    Doc {
+        id: String,
+        #[arg(long)]
+        max_tokens: Option<usize>,
+    },
+    /// Lines LINE_START..=LINE_END of a document (not for PDFs).
+    Span {
+        doc_id: String,
+        line_start: u32,
+        line_end: u32,
+        #[arg(long)]
+        max_tokens: Option<usize>,
+    },
 }
 
 #[derive(Subcommand)]
@@ -165,6 +194,25 @@ fn run(cli: Cli) -> Result<u8> {
             ask(&mut app, &question, &opts, cli.json)
         }
         Command::Doctor => doctor(config, paths, cli.json),
+        Command::Fetch { what } => {
+            let app = App::open(config, paths)?;
+            let result = match what {
+                FetchWhat::Chunk { id, context } => kebab::fetch::chunk(&app.store, &id, context),
+                FetchWhat::Doc { id, max_tokens } => kebab::fetch::doc(&app.store, &id, max_tokens),
+                FetchWhat::Span {
+                    doc_id,
+                    line_start,
+                    line_end,
+                    max_tokens,
+                } => kebab::fetch::span(&app.store, &doc_id, line_start, line_end, max_tokens),
+            }?;
+            if cli.json {
+                print_json(&result)?;
+            } else {
+                print_fetch(&result);
+            }
+            Ok(EXIT_OK)
+        }
     }
 }
 
@@ -698,6 +746,30 @@ fn doctor(config: Config, paths: Paths, json: bool) -> Result<u8> {
     Ok(if ok { EXIT_OK } else { EXIT_UNHEALTHY })
 }
 
+fn print_fetch(r: &kebab::fetch::FetchResult) {
+    if r.stale {
+        eprintln!(
+            "warning: {} changed since it was indexed ({}); this is the indexed text",
+            r.doc_path, r.indexed_at
+        );
+    }
+    let chunks = r
+        .context_before
+        .iter()
+        .chain(r.chunk.iter())
+        .chain(r.context_after.iter());
+    for c in chunks {
+        println!("── {} [{}]", c.doc_path, c.chunk_id);
+        println!("{}", c.text);
+    }
+    if let Some(t) = &r.text {
+        println!("{t}");
+    }
+    if r.truncated {
+        eprintln!("(truncated to the token budget)");
+    }
+}
+
 fn print_json(value: &impl Serialize) -> Result<()> {
     let mut out = std::io::stdout().lock();
     serde_json::to_writer(&mut out, value)?;
@@ -730,6 +802,15 @@ fn classify(err: &anyhow::Error) -> (&'static str, Option<String>) {
     use kebab::config::ConfigError;
     use kebab::ingest::IngestError;
     for cause in err.chain() {
+        if let Some(e) = cause.downcast_ref::<kebab::fetch::FetchError>() {
+            let hint = match e {
+                kebab::fetch::FetchError::SpanNotSupported(_) => {
+                    "use `kebab fetch doc` or `kebab fetch chunk`"
+                }
+                _ => "ids come from `kebab search --json` (chunk_id, doc_id)",
+            };
+            return (e.code(), Some(hint.into()));
+        }
         if let Some(e) = cause.downcast_ref::<ConfigError>() {
             let hint = match e {
                 ConfigError::Invalid { .. } => {

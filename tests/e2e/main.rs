@@ -7,6 +7,7 @@ mod support;
 mod ask;
 mod bad_input;
 mod cli;
+mod fetch;
 mod incremental;
 mod sandbox;
 mod search_quality;
