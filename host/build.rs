@@ -11,6 +11,7 @@ use std::process::Command;
 
 const PLUGIN_PACKAGES: &[&str] = &[
     "kebab-plugin-markdown",
+    "kebab-plugin-pdf",
     "kebab-plugin-text",
     "kebab-plugin-yaml",
     "kebab-test-plugin-hostile",

@@ -496,7 +496,8 @@ fn process(job: &Job, plugin: Option<&RegisteredPlugin>, shared: &Shared<'_>) ->
     if bytes.is_empty() {
         return Outcome::Skipped(SkipReason::Empty, "0 bytes".into());
     }
-    if bytes[..bytes.len().min(BINARY_SNIFF)].contains(&0) {
+    let binary = bytes[..bytes.len().min(BINARY_SNIFF)].contains(&0);
+    if binary && !plugin.plugin.info.accepts_binary {
         return Outcome::Skipped(SkipReason::Binary, "binary content (NUL bytes)".into());
     }
     let checksum = ids::checksum(&bytes);
@@ -520,7 +521,8 @@ fn process(job: &Job, plugin: Option<&RegisteredPlugin>, shared: &Shared<'_>) ->
         Err(reason) => {
             let text = shared.plugins.registry.fallback();
             let reason = format!("{} plugin {reason}", info.name);
-            if std::ptr::eq(text, plugin) {
+            // The text plugin cannot read binary files: no point falling back.
+            if std::ptr::eq(text, plugin) || binary {
                 return Outcome::Failed(reason);
             }
             match run_plugin(text, job, &bytes, shape, shared) {

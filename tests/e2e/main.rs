@@ -2,6 +2,7 @@
 //! a real SQLite index and the real WebAssembly plugins.
 
 mod llm_server;
+mod pdf;
 mod support;
 
 mod ask;

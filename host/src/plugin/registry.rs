@@ -21,6 +21,10 @@ pub const BUILT_IN: &[(&str, &[u8])] = &[
         )),
     ),
     (
+        "pdf",
+        include_bytes!(concat!(env!("KEBAB_WASM_DIR"), "/kebab_plugin_pdf.wasm")),
+    ),
+    (
         "text",
         include_bytes!(concat!(env!("KEBAB_WASM_DIR"), "/kebab_plugin_text.wasm")),
     ),

@@ -24,6 +24,7 @@ impl Guest for MarkdownPlugin {
             handles: ["*.md", "*.markdown", "*.mdown", "*.mkd"]
                 .map(String::from)
                 .to_vec(),
+            accepts_binary: false,
         }
     }
 

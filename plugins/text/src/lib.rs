@@ -31,6 +31,7 @@ impl Guest for TextPlugin {
             handles: ["*.txt", "*.text", "*.log", "*.sh", "*.bash", "*.zsh"]
                 .map(String::from)
                 .to_vec(),
+            accepts_binary: false,
         }
     }
 

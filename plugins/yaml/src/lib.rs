@@ -25,6 +25,7 @@ impl Guest for YamlPlugin {
             parser_version: "yaml-rust2-0.13".into(),
             chunker_version: CHUNKER_VERSION.into(),
             handles: vec!["*.yaml".into(), "*.yml".into()],
+            accepts_binary: false,
         }
     }
 

@@ -29,6 +29,7 @@ impl Guest for HostilePlugin {
             parser_version: "hostile-v1".into(),
             chunker_version: "hostile-chunker-v1".into(),
             handles: vec!["*.hostile".into()],
+            accepts_binary: false,
         }
     }
 
