@@ -17,6 +17,9 @@ const PLUGIN_PACKAGES: &[&str] = &[
     "kebab-test-plugin-hostile",
 ];
 
+/// Test-suite plugins that reuse a first-party plugin crate.
+const REUSING_PACKAGES: &[&str] = &["kebab-test-plugin-markdown-next"];
+
 fn main() {
     let manifest_dir = PathBuf::from(env::var("CARGO_MANIFEST_DIR").expect("CARGO_MANIFEST_DIR"));
     let root = manifest_dir
@@ -32,6 +35,25 @@ fn main() {
         .map(PathBuf::from)
         .unwrap_or_else(|| outer_target_dir(&out_dir).join("wasm-plugins"));
 
+    // Two builds: a plugin that reuses another plugin's crate with its export
+    // switched off must not share a feature-unified build with that plugin.
+    build_components(root, &target_dir, PLUGIN_PACKAGES);
+    build_components(root, &target_dir.join("reuse"), REUSING_PACKAGES);
+    let wasm_dir = target_dir.join("wasm32-wasip2").join("release");
+    println!("cargo:rustc-env=KEBAB_WASM_DIR={}", wasm_dir.display());
+    let reuse_dir = target_dir
+        .join("reuse")
+        .join("wasm32-wasip2")
+        .join("release");
+    println!(
+        "cargo:rustc-env=KEBAB_TEST_WASM_DIR={}",
+        reuse_dir.display()
+    );
+}
+
+/// `cargo build --release --target wasm32-wasip2` of `packages` into
+/// `target_dir`.
+fn build_components(root: &Path, target_dir: &Path, packages: &[&str]) {
     let cargo = env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let mut cmd = Command::new(cargo);
     cmd.current_dir(root)
@@ -42,8 +64,8 @@ fn main() {
             "wasm32-wasip2",
             "--target-dir",
         ])
-        .arg(&target_dir);
-    for package in PLUGIN_PACKAGES {
+        .arg(target_dir);
+    for package in packages {
         cmd.args(["-p", package]);
     }
     // The outer build's flags and wrappers (clippy, coverage, host RUSTFLAGS)
@@ -64,20 +86,21 @@ fn main() {
         .expect("could not run cargo to build the wasm plugins");
     if !status.success() {
         panic!(
-            "building the plugin components failed ({status}).\n\
+            "building the plugin components {packages:?} failed ({status}).\n\
              hint: the wasm target may be missing: `rustup target add wasm32-wasip2`"
         );
     }
-    let wasm_dir = target_dir.join("wasm32-wasip2").join("release");
-    println!("cargo:rustc-env=KEBAB_WASM_DIR={}", wasm_dir.display());
 }
 
-/// The outer cargo target directory: the nearest ancestor of `OUT_DIR`
-/// holding cargo's `CACHEDIR.TAG`.
+/// The outer cargo target directory: `OUT_DIR` is
+/// `<target>[/<triple>]/<profile>/build/<pkg>-<hash>/out`, so the target is
+/// the parent of the profile directory holding `build/`.
 fn outer_target_dir(out_dir: &Path) -> PathBuf {
     out_dir
         .ancestors()
-        .find(|dir| dir.join("CACHEDIR.TAG").is_file())
+        .find(|dir| dir.file_name().is_some_and(|n| n == "build"))
+        .and_then(Path::parent)
+        .and_then(Path::parent)
         .map(Path::to_path_buf)
         .unwrap_or_else(|| out_dir.to_path_buf())
 }

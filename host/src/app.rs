@@ -2,11 +2,10 @@
 //! and (on demand) the plugin runtime.
 
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 use crate::config::{self, Config, ConfigError};
 use crate::plugin::registry::Registry;
-use crate::plugin::runtime::{Limits, LoadError, Runtime};
+use crate::plugin::runtime::{LoadError, Runtime};
 use crate::store::{Store, StoreError};
 
 /// Where this invocation reads and writes.
@@ -91,20 +90,13 @@ impl App {
     /// Start the plugin runtime and load every plugin.
     pub fn plugins(&self) -> Result<Plugins, AppError> {
         let runtime = Runtime::new(Some(self.paths.cache_dir.clone()))?;
-        let (registry, warnings) = Registry::load(&runtime, &self.paths.data_dir)?;
+        let (registry, warnings) =
+            Registry::load(&runtime, &self.paths.data_dir, &self.config.plugins)?;
         Ok(Plugins {
             runtime,
             registry,
             warnings,
         })
-    }
-
-    /// Sandbox limits from the configuration.
-    pub fn limits(&self) -> Limits {
-        Limits {
-            timeout: Duration::from_millis(self.config.plugins.timeout_ms),
-            memory_bytes: (self.config.plugins.memory_mb as usize) << 20,
-        }
     }
 
     /// The workspace root for `path`: the configured root when it contains

@@ -130,6 +130,31 @@ pub struct PluginsConfig {
     pub timeout_ms: u64,
     /// Linear-memory cap per plugin instance.
     pub memory_mb: u64,
+    /// Plugins never routed to (the text plugin still serves as fallback).
+    pub disabled: Vec<String>,
+    /// `"glob" = "plugin"`: files matching the glob go to that plugin first.
+    pub routes: std::collections::BTreeMap<String, String>,
+    /// Per-plugin overrides of the limits above.
+    pub limits: std::collections::BTreeMap<String, PluginLimits>,
+}
+
+/// `[plugins.limits.<name>]`.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+#[serde(default, deny_unknown_fields)]
+pub struct PluginLimits {
+    pub timeout_ms: Option<u64>,
+    pub memory_mb: Option<u64>,
+}
+
+impl PluginsConfig {
+    /// Limits that apply to plugin `name`.
+    pub fn limits_for(&self, name: &str) -> crate::plugin::runtime::Limits {
+        let o = self.limits.get(name).cloned().unwrap_or_default();
+        crate::plugin::runtime::Limits {
+            timeout: std::time::Duration::from_millis(o.timeout_ms.unwrap_or(self.timeout_ms)),
+            memory_bytes: (o.memory_mb.unwrap_or(self.memory_mb) as usize) << 20,
+        }
+    }
 }
 
 impl Default for Config {
@@ -180,6 +205,9 @@ impl Default for PluginsConfig {
         PluginsConfig {
             timeout_ms: 10_000,
             memory_mb: 512,
+            disabled: Vec::new(),
+            routes: Default::default(),
+            limits: Default::default(),
         }
     }
 }
@@ -280,6 +308,20 @@ mod tests {
         let c = Config::load(&path).unwrap();
         assert_eq!(c.chunking.target_tokens, 120);
         assert_eq!(c.chunking.overlap_tokens, 80);
+    }
+
+    #[test]
+    fn per_plugin_limits_override_the_defaults() {
+        let c: Config =
+            toml::from_str("[plugins]\ntimeout_ms = 100\n[plugins.limits.pdf]\nmemory_mb = 64\n")
+                .unwrap();
+        let pdf = c.plugins.limits_for("pdf");
+        assert_eq!((pdf.timeout.as_millis(), pdf.memory_bytes), (100, 64 << 20));
+        let other = c.plugins.limits_for("markdown");
+        assert_eq!(
+            (other.timeout.as_millis(), other.memory_bytes),
+            (100, 512 << 20)
+        );
     }
 
     #[test]

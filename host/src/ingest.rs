@@ -15,7 +15,7 @@ use serde_json::{Map, Value, json};
 use crate::app::{App, Plugins};
 use crate::ids;
 use crate::plugin::registry::RegisteredPlugin;
-use crate::plugin::runtime::{CallOutput, Limits};
+use crate::plugin::runtime::CallOutput;
 use crate::plugin::validate::{OutputLimits, SourceShape, validate};
 use crate::plugin::{ChunkPolicy, block_kind_name, span_json};
 use crate::store::{IndexedDoc, NewBlock, NewChunk, NewDocument, StoreError, WriteOutcome};
@@ -75,6 +75,8 @@ pub struct Counts {
     pub scanned: usize,
     pub new: usize,
     pub updated: usize,
+    /// Unchanged files re-parsed (plugin upgrade, policy change, reindex).
+    pub reindexed: usize,
     pub skipped: usize,
     pub errors: usize,
     pub removed: usize,
@@ -85,7 +87,7 @@ pub struct Counts {
 /// One file's line in the report.
 #[derive(Debug, Clone, Serialize)]
 pub struct IngestItem {
-    /// `new`, `updated`, `skipped`, `error` or `removed`.
+    /// `new`, `updated`, `reindexed`, `skipped`, `error` or `removed`.
     pub kind: &'static str,
     pub doc_path: String,
     pub doc_id: Option<String>,
@@ -135,6 +137,7 @@ pub struct IngestReport {
     pub scanned: usize,
     pub new: usize,
     pub updated: usize,
+    pub reindexed: usize,
     pub skipped: usize,
     pub errors: usize,
     pub removed: usize,
@@ -147,6 +150,7 @@ pub struct IngestReport {
     pub skipped_binary: usize,
     pub skipped_unsupported: usize,
     pub skipped_unchanged: usize,
+    pub skipped_orphaned: usize,
     pub skip_examples: BTreeMap<&'static str, Vec<String>>,
     pub items: Vec<IngestItem>,
 }
@@ -170,6 +174,9 @@ struct Prepared {
     doc: NewDocument,
     block_count: usize,
     warnings: Vec<String>,
+    /// Same bytes as indexed: re-parsed for a new plugin version, policy or
+    /// on request.
+    reindex: bool,
 }
 
 struct Job {
@@ -185,10 +192,12 @@ enum WorkerMsg {
 /// Everything a worker needs, shared read-only across threads.
 struct Shared<'a> {
     plugins: &'a Plugins,
-    limits: Limits,
+    limits: &'a crate::config::PluginsConfig,
     policy: ChunkPolicy,
     policy_hash: String,
     indexed: &'a HashMap<String, IndexedDoc>,
+    /// Re-parse even unchanged files.
+    force: bool,
 }
 
 /// Ingest `path` (directory or file). Per-file problems are recorded in the
@@ -241,18 +250,133 @@ pub fn ingest(
             }
         }
     }
-
     let indexed = app.store.indexed_docs()?;
+    let aborted = run_jobs(
+        app,
+        plugins,
+        &jobs,
+        &indexed,
+        false,
+        &mut report,
+        cancel,
+        on_progress,
+    )?;
+    if !aborted {
+        let vanished: Vec<String> = indexed
+            .iter()
+            .filter(|(rel, doc)| !seen.contains(*rel) && within(&doc.source_uri, &start))
+            .map(|(rel, _)| rel.clone())
+            .collect();
+        app.store.remove_documents(&vanished)?;
+        for rel in vanished {
+            report.counts.removed += 1;
+            report.items.push(IngestItem::bare("removed", &rel));
+        }
+    }
+    let scope = json!({
+        "root": root.display().to_string(),
+        "path": start.display().to_string(),
+        "exclude": app.config.workspace.exclude,
+    });
+    conclude(app, report, scope, started, aborted, on_progress)
+}
+
+/// Re-parse every document the plugin `name` is responsible for, whether or
+/// not anything changed (`kebab reindex --plugin NAME`).
+pub fn reindex(
+    app: &mut App,
+    plugins: &Plugins,
+    name: &str,
+    cancel: &AtomicBool,
+    on_progress: &mut dyn FnMut(&Progress),
+) -> Result<IngestReport, IngestError> {
+    let started = Instant::now();
+    let indexed = app.store.indexed_docs()?;
+    let mut jobs: Vec<Job> = indexed
+        .iter()
+        .filter(|(_, doc)| doc.plugin_name == name)
+        .map(|(rel, doc)| Job {
+            abs: PathBuf::from(&doc.source_uri),
+            rel: rel.clone(),
+        })
+        .collect();
+    jobs.sort_by(|a, b| a.rel.cmp(&b.rel));
+    on_progress(&Progress::ScanStarted {
+        root: format!("plugin:{name}"),
+    });
+    on_progress(&Progress::ScanCompleted { total: jobs.len() });
+    let mut report = Report::default();
+    let aborted = run_jobs(
+        app,
+        plugins,
+        &jobs,
+        &indexed,
+        true,
+        &mut report,
+        cancel,
+        on_progress,
+    )?;
+    conclude(
+        app,
+        report,
+        json!({ "plugin": name }),
+        started,
+        aborted,
+        on_progress,
+    )
+}
+
+/// Final progress event, the report, and its `ingest_runs` row.
+fn conclude(
+    app: &mut App,
+    report: Report,
+    scope: Value,
+    started: Instant,
+    aborted: bool,
+    on_progress: &mut dyn FnMut(&Progress),
+) -> Result<IngestReport, IngestError> {
+    let counts = report.counts.clone();
+    on_progress(&if aborted {
+        Progress::Aborted { counts }
+    } else {
+        Progress::Completed { counts }
+    });
+    let final_report = report.finish(scope, started.elapsed().as_millis(), aborted);
+    let run_id = ids::id_from(
+        &json!({ "kind": "ingest_run", "at": crate::store::now_rfc3339(), "scope": final_report.scope }),
+    );
+    let as_json = serde_json::to_value(&final_report).unwrap_or(Value::Null);
+    app.store
+        .record_ingest_run(&run_id, &as_json, &crate::store::now_rfc3339())?;
+    Ok(final_report)
+}
+
+/// Parse `jobs` on worker threads and store the results on this one, one
+/// transaction per document. `force` re-parses unchanged files. Returns
+/// whether the run was cancelled.
+#[allow(clippy::too_many_arguments)]
+fn run_jobs(
+    app: &mut App,
+    plugins: &Plugins,
+    jobs: &[Job],
+    indexed: &HashMap<String, IndexedDoc>,
+    force: bool,
+    report: &mut Report,
+    cancel: &AtomicBool,
+    on_progress: &mut dyn FnMut(&Progress),
+) -> Result<bool, IngestError> {
     let policy = ChunkPolicy {
         target_tokens: app.config.chunking.target_tokens,
         overlap_tokens: app.config.chunking.overlap_tokens,
     };
+    let plugin_config = app.config.plugins.clone();
     let shared = Shared {
         plugins,
-        limits: app.limits(),
+        limits: &plugin_config,
         policy,
         policy_hash: ids::policy_hash(policy.target_tokens, policy.overlap_tokens),
-        indexed: &indexed,
+        indexed,
+        force,
     };
     let total = jobs.len();
     let workers = app
@@ -263,11 +387,10 @@ pub fn ingest(
         .min(total.max(1));
     let next = AtomicUsize::new(0);
     let (tx, rx) = mpsc::channel::<WorkerMsg>();
-    let mut aborted = false;
-    let store_result: Result<(), IngestError> = std::thread::scope(|scope| {
+    std::thread::scope(|scope| {
         for _ in 0..workers {
             let tx = tx.clone();
-            let (jobs, next, shared) = (&jobs, &next, &shared);
+            let (next, shared) = (&next, &shared);
             scope.spawn(move || {
                 loop {
                     if cancel.load(Ordering::Relaxed) {
@@ -309,45 +432,9 @@ pub fn ingest(
                 }
             }
         }
-        Ok(())
-    });
-    store_result?;
-    if cancel.load(Ordering::Relaxed) {
-        aborted = true;
-    }
-
-    if !aborted {
-        let vanished: Vec<String> = indexed
-            .iter()
-            .filter(|(rel, doc)| !seen.contains(*rel) && within(&doc.source_uri, &start))
-            .map(|(rel, _)| rel.clone())
-            .collect();
-        app.store.remove_documents(&vanished)?;
-        for rel in vanished {
-            report.counts.removed += 1;
-            report.items.push(IngestItem::bare("removed", &rel));
-        }
-    }
-
-    let counts = report.counts.clone();
-    on_progress(&if aborted {
-        Progress::Aborted { counts }
-    } else {
-        Progress::Completed { counts }
-    });
-    let scope = json!({
-        "root": root.display().to_string(),
-        "path": start.display().to_string(),
-        "exclude": app.config.workspace.exclude,
-    });
-    let final_report = report.finish(scope, started.elapsed().as_millis(), aborted);
-    let run_id = ids::id_from(
-        &json!({ "kind": "ingest_run", "at": crate::store::now_rfc3339(), "scope": final_report.scope }),
-    );
-    let as_json = serde_json::to_value(&final_report).unwrap_or(Value::Null);
-    app.store
-        .record_ingest_run(&run_id, &as_json, &crate::store::now_rfc3339())?;
-    Ok(final_report)
+        Ok::<(), IngestError>(())
+    })?;
+    Ok(cancel.load(Ordering::Relaxed))
 }
 
 /// Whether `source_uri` lies at or under `start`.
@@ -422,6 +509,10 @@ impl Report {
                         self.counts.new += 1;
                         "new"
                     }
+                    WriteOutcome::Updated if prepared.reindex => {
+                        self.counts.reindexed += 1;
+                        "reindexed"
+                    }
                     WriteOutcome::Updated => {
                         self.counts.updated += 1;
                         "updated"
@@ -459,6 +550,7 @@ impl Report {
             scanned: self.counts.scanned,
             new: self.counts.new,
             updated: self.counts.updated,
+            reindexed: self.counts.reindexed,
             skipped: self.counts.skipped,
             errors: self.counts.errors,
             removed: self.counts.removed,
@@ -471,6 +563,7 @@ impl Report {
             skipped_binary: n(SkipReason::Binary),
             skipped_unsupported: n(SkipReason::Unsupported),
             skipped_unchanged: n(SkipReason::Unchanged),
+            skipped_orphaned: n(SkipReason::Orphaned),
             skip_examples: self
                 .examples
                 .into_iter()
@@ -504,12 +597,14 @@ fn process(job: &Job, plugin: Option<&RegisteredPlugin>, shared: &Shared<'_>) ->
     let source_uri = job.abs.display().to_string();
     let info = &plugin.plugin.info;
     let version = plugin.plugin.version.to_string();
-    if let Some(existing) = shared.indexed.get(&job.rel)
-        && existing.checksum == checksum
+    let existing = shared.indexed.get(&job.rel);
+    let same_bytes = existing.is_some_and(|e| e.checksum == checksum && e.source_uri == source_uri);
+    if let Some(existing) = existing
+        && !shared.force
+        && same_bytes
         && existing.plugin_name == info.name
         && existing.plugin_version == version
         && existing.policy_hash == shared.policy_hash
-        && existing.source_uri == source_uri
     {
         return Outcome::Skipped(SkipReason::Unchanged, String::new());
     }
@@ -544,6 +639,7 @@ fn process(job: &Job, plugin: Option<&RegisteredPlugin>, shared: &Shared<'_>) ->
         ));
     }
     Outcome::Parsed(Box::new(Prepared {
+        reindex: same_bytes,
         block_count: output.document.blocks.len(),
         doc: build_document(
             job,
@@ -572,7 +668,7 @@ fn run_plugin(
         .runtime
         .parse_and_chunk(
             &plugin.plugin,
-            &shared.limits,
+            &shared.limits.limits_for(plugin.name()),
             &job.rel,
             bytes,
             shared.policy,

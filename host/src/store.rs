@@ -458,6 +458,17 @@ impl Store {
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
+    /// Documents per responsible plugin name.
+    pub fn docs_per_plugin(&self) -> Result<HashMap<String, u64>, StoreError> {
+        let mut stmt = self
+            .conn
+            .prepare("SELECT plugin_name, count(*) FROM documents GROUP BY plugin_name")?;
+        let rows = stmt.query_map([], |r| {
+            Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)? as u64))
+        })?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
     /// Row counts of the main tables (documents, chunks, FTS rows).
     pub fn counts(&self) -> Result<(u64, u64, u64), StoreError> {
         let count = |sql: &str| -> Result<u64, StoreError> {

@@ -37,6 +37,8 @@ pub enum SkipReason {
     Unsupported,
     /// Same bytes, plugin version and chunk policy as already indexed.
     Unchanged,
+    /// Indexed before, but no plugin handles it now (removed or disabled).
+    Orphaned,
 }
 
 impl SkipReason {
@@ -49,6 +51,7 @@ impl SkipReason {
             SkipReason::Binary => "binary",
             SkipReason::Unsupported => "unsupported",
             SkipReason::Unchanged => "unchanged",
+            SkipReason::Orphaned => "orphaned",
         }
     }
 

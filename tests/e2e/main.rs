@@ -3,6 +3,7 @@
 
 mod llm_server;
 mod pdf;
+mod plugins;
 mod support;
 
 mod ask;

@@ -1,6 +1,7 @@
 //! Parser plugins: WebAssembly components speaking the `kebab:plugin` WIT
 //! contract, run sandboxed by wasmtime.
 
+pub mod install;
 pub mod registry;
 pub mod runtime;
 pub mod validate;
@@ -10,6 +11,7 @@ pub mod bindings {
     wasmtime::component::bindgen!({
         world: "plugin",
         path: "../wit",
+        additional_derives: [PartialEq],
     });
 }
 

@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use globset::{Glob, GlobBuilder, GlobSet, GlobSetBuilder};
 
 use super::runtime::{LoadError, LoadedPlugin, Runtime};
+use crate::config::PluginsConfig;
 
 /// The components embedded in the binary, built from `plugins/` by build.rs.
 pub const BUILT_IN: &[(&str, &[u8])] = &[
@@ -97,19 +98,36 @@ fn glob(pattern: &str) -> Result<Glob, globset::Error> {
         .build()
 }
 
-/// All available plugins in routing order (installed first).
+/// All available plugins in routing order (installed first), with the
+/// user's routes and disabled list.
 pub struct Registry {
     plugins: Vec<RegisteredPlugin>,
+    routes: Vec<(String, globset::GlobMatcher, String)>,
+    disabled: Vec<String>,
+}
+
+/// Why a file goes to the plugin it goes to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RouteReason {
+    /// A `[plugins.routes]` entry.
+    ConfiguredRoute(String),
+    /// The plugin's own pattern; `shadowing` names lower-priority plugins
+    /// that also claim the file.
+    Pattern { shadowing: Vec<String> },
 }
 
 impl Registry {
     /// Load built-in plugins and those installed under `data_dir`. Installed
     /// plugins that fail to load are reported in the returned warnings and
     /// left out; a built-in that fails to load is an error.
-    pub fn load(runtime: &Runtime, data_dir: &Path) -> Result<(Registry, Vec<String>), LoadError> {
+    pub fn load(
+        runtime: &Runtime,
+        data_dir: &Path,
+        config: &PluginsConfig,
+    ) -> Result<(Registry, Vec<String>), LoadError> {
         let mut warnings = Vec::new();
         let mut plugins = Vec::new();
-        for path in installed_components(&data_dir.join("plugins")) {
+        for path in installed_components(&plugins_dir(data_dir)) {
             let loaded = std::fs::read(&path)
                 .map_err(|e| LoadError::NotAComponent(e.to_string()))
                 .and_then(|bytes| runtime.load(&bytes))
@@ -132,12 +150,51 @@ impl Registry {
             }
             plugins.push(RegisteredPlugin::new(p, Origin::BuiltIn)?);
         }
-        Ok((Registry { plugins }, warnings))
+        let mut routes = Vec::new();
+        for (pattern, name) in &config.routes {
+            match glob(pattern) {
+                Ok(g) if plugins.iter().any(|p| p.name() == name) => {
+                    routes.push((pattern.clone(), g.compile_matcher(), name.clone()))
+                }
+                Ok(_) => warnings.push(format!("route `{pattern}` names unknown plugin `{name}`")),
+                Err(e) => warnings.push(format!("route `{pattern}` is not a valid glob: {e}")),
+            }
+        }
+        Ok((
+            Registry {
+                plugins,
+                routes,
+                disabled: config.disabled.clone(),
+            },
+            warnings,
+        ))
+    }
+
+    fn enabled(&self) -> impl Iterator<Item = &RegisteredPlugin> {
+        self.plugins
+            .iter()
+            .filter(|p| !self.disabled.iter().any(|d| d == p.name()))
     }
 
     /// The plugin that handles `workspace_path`, if any.
     pub fn route(&self, workspace_path: &str) -> Option<&RegisteredPlugin> {
-        self.plugins.iter().find(|p| p.handles(workspace_path))
+        self.explain(workspace_path).map(|(p, _)| p)
+    }
+
+    /// The plugin that handles `workspace_path` and why.
+    pub fn explain(&self, workspace_path: &str) -> Option<(&RegisteredPlugin, RouteReason)> {
+        let file_name = workspace_path.rsplit('/').next().unwrap_or(workspace_path);
+        for (pattern, matcher, name) in &self.routes {
+            if (matcher.is_match(workspace_path) || matcher.is_match(file_name))
+                && let Some(p) = self.enabled().find(|p| p.name() == name)
+            {
+                return Some((p, RouteReason::ConfiguredRoute(pattern.clone())));
+            }
+        }
+        let mut claiming = self.enabled().filter(|p| p.handles(workspace_path));
+        let first = claiming.next()?;
+        let shadowing = claiming.map(|p| p.name().to_string()).collect();
+        Some((first, RouteReason::Pattern { shadowing }))
     }
 
     /// The fallback (text) plugin.
@@ -152,10 +209,20 @@ impl Registry {
     pub fn plugins(&self) -> &[RegisteredPlugin] {
         &self.plugins
     }
+
+    /// A plugin by name.
+    pub fn get(&self, name: &str) -> Option<&RegisteredPlugin> {
+        self.plugins.iter().find(|p| p.name() == name)
+    }
+}
+
+/// Where installed plugins live: `<data_dir>/plugins`.
+pub fn plugins_dir(data_dir: &Path) -> PathBuf {
+    data_dir.join("plugins")
 }
 
 /// `<dir>/<name>/<version>/plugin.wasm`, keeping the highest semver per name.
-fn installed_components(dir: &Path) -> Vec<PathBuf> {
+pub fn installed_components(dir: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
     let Ok(names) = std::fs::read_dir(dir) else {
         return out;

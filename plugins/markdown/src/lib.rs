@@ -38,5 +38,5 @@ impl Guest for MarkdownPlugin {
 }
 
 // Exported only in the component: the export names are not valid native symbols.
-#[cfg(target_arch = "wasm32")]
+#[cfg(all(target_arch = "wasm32", feature = "component"))]
 kebab_plugin_sdk::export_plugin!(MarkdownPlugin);

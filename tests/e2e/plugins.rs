@@ -1,0 +1,276 @@
+//! The plugin platform: install (file, URL, hash pin), refusals, routing,
+//! per-plugin re-index on upgrade, rollback, removal, `plugin test`.
+
+use std::io::{Read, Write};
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::support::{Kb, copy_tree, hostile_wasm, sample_corpus};
+
+fn built_in(file: &str) -> PathBuf {
+    Path::new(env!("KEBAB_WASM_DIR")).join(file)
+}
+
+fn markdown_next() -> PathBuf {
+    Path::new(env!("KEBAB_TEST_WASM_DIR")).join("kebab_test_plugin_markdown_next.wasm")
+}
+
+fn docs_by_path(kb: &Kb) -> std::collections::HashMap<String, Value> {
+    let (docs, _) = kb.json(&["list", "docs"]);
+    docs.as_array()
+        .unwrap()
+        .iter()
+        .map(|d| (d["doc_path"].as_str().unwrap().to_string(), d.clone()))
+        .collect()
+}
+
+#[test]
+fn upgrading_a_plugin_reindexes_exactly_its_documents() {
+    let kb = Kb::with_config("[chunking]\ntarget_tokens = 60\noverlap_tokens = 0\n");
+    let corpus = kb.dir.path().join("corpus");
+    copy_tree(&sample_corpus(), &corpus);
+    kb.ingest(&corpus);
+    let before = docs_by_path(&kb);
+    let markdown_docs = before
+        .values()
+        .filter(|d| d["plugin"] == "markdown")
+        .count();
+    let text_docs = before.values().filter(|d| d["plugin"] == "text").count();
+    assert!(markdown_docs >= 20 && text_docs == 2);
+    std::thread::sleep(std::time::Duration::from_millis(1100)); // distinct updated_at seconds
+
+    let (installed, code) = kb.json(&["plugin", "install", markdown_next().to_str().unwrap()]);
+    assert_eq!(code, 0, "{installed}");
+    assert_eq!(
+        (installed["name"].as_str(), installed["version"].as_str()),
+        (Some("markdown"), Some("1.1.0"))
+    );
+    assert_eq!(installed["documents_to_reindex"], markdown_docs);
+
+    let report = kb.ingest(&corpus);
+    assert_eq!(report["reindexed"], markdown_docs, "{report:#}");
+    assert_eq!(
+        (report["new"].as_u64(), report["updated"].as_u64()),
+        (Some(0), Some(0))
+    );
+    assert_eq!(report["skipped_unchanged"], text_docs);
+    let after = docs_by_path(&kb);
+    for (path, doc) in &after {
+        let old = &before[path];
+        if doc["plugin"] == "markdown" {
+            assert_eq!(doc["plugin_version"], "1.1.0");
+            assert_eq!(doc["chunker_version"], "md-heading-v2");
+            assert_ne!(doc["updated_at"], old["updated_at"], "{path} re-parsed");
+        } else {
+            assert_eq!(doc, old, "{path} untouched");
+        }
+    }
+    let total = |docs: &std::collections::HashMap<String, Value>| -> u64 {
+        docs.values()
+            .filter(|d| d["plugin"] == "markdown")
+            .map(|d| d["chunk_count"].as_u64().unwrap())
+            .sum()
+    };
+    assert!(
+        total(&after) > total(&before),
+        "half-size chunks: more of them"
+    );
+    let (hits, _) = kb.search("leader election", 3);
+    assert_eq!(
+        hits[0]["chunker_version"], "md-heading-v2",
+        "search sees the new chunks"
+    );
+
+    // On demand: only the text plugin's documents.
+    let (again, _) = kb.json(&["reindex", "--plugin", "text"]);
+    assert_eq!(
+        (again["reindexed"].as_u64(), again["scanned"].as_u64()),
+        (Some(text_docs as u64), Some(text_docs as u64))
+    );
+
+    // Rollback to the built-in version needs --allow-downgrade.
+    let old = built_in("kebab_plugin_markdown.wasm");
+    let out = kb.run(&["plugin", "install", old.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--allow-downgrade"));
+    let (rolled, code) = kb.json(&[
+        "plugin",
+        "install",
+        old.to_str().unwrap(),
+        "--allow-downgrade",
+    ]);
+    assert_eq!(code, 0);
+    assert_eq!(rolled["rolled_back"], serde_json::json!(["1.1.0"]));
+    let report = kb.ingest(&corpus);
+    assert_eq!(report["reindexed"], markdown_docs);
+
+    // Removing the installed copy falls back to the built-in markdown plugin.
+    let (removed, _) = kb.json(&["plugin", "remove", "markdown"]);
+    assert_eq!(
+        (removed["rerouted"].as_u64(), removed["orphaned"].as_u64()),
+        (Some(markdown_docs as u64), Some(0))
+    );
+    let (list, _) = kb.json(&["plugin", "list"]);
+    let md = list["plugins"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == "markdown")
+        .unwrap()
+        .clone();
+    assert_eq!(
+        (md["origin"].as_str(), md["documents"].as_u64()),
+        (Some("built-in"), Some(markdown_docs as u64))
+    );
+}
+
+fn serve_once(body: Vec<u8>) -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!(
+        "http://127.0.0.1:{}/hostile.wasm",
+        listener.local_addr().unwrap().port()
+    );
+    std::thread::spawn(move || {
+        for conn in listener.incoming().take(2) {
+            let mut conn = conn.unwrap();
+            let mut buf = [0u8; 4096];
+            let _ = conn.read(&mut buf);
+            let _ = write!(
+                conn,
+                "HTTP/1.1 200 OK\r\nContent-Type: application/wasm\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                body.len()
+            );
+            let _ = conn.write_all(&body);
+        }
+    });
+    url
+}
+
+#[test]
+fn install_from_a_url_with_a_pinned_hash_and_route_to_it() {
+    let kb = Kb::new();
+    let bytes = std::fs::read(hostile_wasm()).unwrap();
+    let hash = blake3::hash(&bytes).to_hex().to_string();
+    let url = serve_once(bytes);
+    let out = kb.run(&["plugin", "install", &url, "--blake3", &"0".repeat(64)]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("blake3 mismatch"));
+    let (done, code) = kb.json(&["plugin", "install", &url, "--blake3", &hash]);
+    assert_eq!(code, 0, "{done}");
+    assert_eq!(done["name"], "hostile");
+
+    let out = kb.run(&["plugin", "which", "notes/x.hostile"]);
+    assert!(String::from_utf8_lossy(&out.stdout).contains("→ hostile 0.1.0 (installed"));
+    let (which, code) = kb.json(&["plugin", "which", "notes/x.unknown"]);
+    assert_eq!((code, which["plugin"].clone()), (1, Value::Null));
+    let (info, _) = kb.json(&["plugin", "info", "hostile"]);
+    assert_eq!(info["plugins"][0]["source"], url);
+}
+
+#[test]
+fn routes_and_disabled_plugins_change_the_choice() {
+    let kb = Kb::with_config(
+        "[plugins]\ndisabled = [\"yaml\"]\n[plugins.routes]\n\"notes/*.txt\" = \"markdown\"\n",
+    );
+    let (which, _) = kb.json(&["plugin", "which", "notes/a.txt"]);
+    assert_eq!(
+        (which["plugin"].as_str(), which["reason"].as_str()),
+        (Some("markdown"), Some("route notes/*.txt"))
+    );
+    let (which, _) = kb.json(&["plugin", "which", "other/a.txt"]);
+    assert_eq!(which["plugin"], "text");
+    let (which, code) = kb.json(&["plugin", "which", "deploy.yaml"]);
+    assert_eq!(
+        (code, which["plugin"].clone()),
+        (1, Value::Null),
+        "disabled plugin is not routed to"
+    );
+}
+
+#[test]
+fn refusals_name_the_problem() {
+    let kb = Kb::new();
+    let dir = kb.dir.path();
+    let not_wasm = dir.join("junk.wasm");
+    std::fs::write(&not_wasm, b"this is not webassembly").unwrap();
+    let empty_component = dir.join("empty.wasm");
+    std::fs::write(
+        &empty_component,
+        [0x00, 0x61, 0x73, 0x6d, 0x0d, 0x00, 0x01, 0x00],
+    )
+    .unwrap();
+    // The same plugin built against a future API major: every `@1.0.0` in the
+    // component's names becomes `@2.0.0` (same length, so still valid).
+    let mut future = std::fs::read(hostile_wasm()).unwrap();
+    let (from, to) = (b"kebab:plugin/parser@1.0.0", b"kebab:plugin/parser@2.0.0");
+    let mut patched = 0;
+    for i in 0..future.len().saturating_sub(from.len()) {
+        if &future[i..i + from.len()] == from {
+            future[i..i + to.len()].copy_from_slice(to);
+            patched += 1;
+        }
+    }
+    assert!(patched > 0);
+    let future_path = dir.join("future.wasm");
+    std::fs::write(&future_path, future).unwrap();
+    for (file, expected) in [
+        (&not_wasm, "not a loadable WebAssembly component"),
+        (&empty_component, "does not export `kebab:plugin/parser`"),
+        (
+            &future_path,
+            "plugin API 2.0.0 is incompatible with host API 1.0.0",
+        ),
+    ] {
+        let out = kb.run(&["plugin", "install", file.to_str().unwrap()]);
+        assert_eq!(out.status.code(), Some(2), "{file:?}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains(expected), "{file:?}: {stderr}");
+    }
+    assert!(
+        !kb.data_dir().join("plugins").exists()
+            || std::fs::read_dir(kb.data_dir().join("plugins"))
+                .unwrap()
+                .next()
+                .is_none()
+    );
+}
+
+#[test]
+fn plugin_test_checks_validity_and_determinism() {
+    let kb = Kb::with_config("[plugins]\ntimeout_ms = 300\n");
+    let dir = kb.dir.path();
+    std::fs::write(dir.join("good.hostile"), "fine words\n").unwrap();
+    std::fs::write(dir.join("bad.hostile"), "BADSPAN words\n").unwrap();
+    std::fs::write(dir.join("slow.hostile"), "LOOP words\n").unwrap();
+    let wasm = hostile_wasm();
+    let (r, code) = kb.json(&[
+        "plugin",
+        "test",
+        wasm.to_str().unwrap(),
+        dir.join("good.hostile").to_str().unwrap(),
+        dir.join("bad.hostile").to_str().unwrap(),
+        dir.join("slow.hostile").to_str().unwrap(),
+    ]);
+    assert_eq!(code, 2);
+    let files = r["files"].as_array().unwrap();
+    assert_eq!(files[0]["ok"], true);
+    assert!(
+        files[1]["error"]
+            .as_str()
+            .unwrap()
+            .contains("past the file")
+    );
+    assert!(files[2]["error"].as_str().unwrap().contains("timed out"));
+    let (ok, code) = kb.json(&[
+        "plugin",
+        "test",
+        "markdown",
+        sample_corpus()
+            .join("tech/raft-consensus.md")
+            .to_str()
+            .unwrap(),
+    ]);
+    assert_eq!((code, ok["ok"].as_bool()), (0, Some(true)), "{ok}");
+}
