@@ -15,8 +15,6 @@ use kebab_plugin_sdk::text::estimate_tokens;
 
 /// The prompt template this version speaks.
 pub const PROMPT_TEMPLATE: &str = "rag-v3";
-/// Tokens kept free for the model's answer.
-const ANSWER_RESERVE: u32 = 1024;
 /// Candidates listed with a score-gate refusal.
 const CANDIDATES: usize = 3;
 
@@ -147,7 +145,9 @@ pub fn ask(
         let budget = rag
             .max_context_tokens
             .min(llm.config().context_tokens.saturating_sub(
-                estimate_tokens(SYSTEM_PROMPT) + estimate_tokens(question) + ANSWER_RESERVE,
+                estimate_tokens(SYSTEM_PROMPT)
+                    + estimate_tokens(question)
+                    + llm.config().max_answer_tokens,
             ))
             .max(1);
         let packed = pack(&retrieved, budget);

@@ -26,6 +26,8 @@ pub struct LlmConfig {
     pub context_tokens: u32,
     /// Longest wait for the server to answer or send the next token.
     pub timeout_secs: u64,
+    /// Cap on the answer's length in tokens.
+    pub max_answer_tokens: u32,
     /// Name of the environment variable holding an API key (sent as a
     /// bearer token); the key itself never lives in the config file.
     pub api_key_env: Option<String>,
@@ -41,6 +43,7 @@ impl Default for LlmConfig {
             seed: 0,
             context_tokens: 32_768,
             timeout_secs: 120,
+            max_answer_tokens: 1024,
             api_key_env: None,
         }
     }

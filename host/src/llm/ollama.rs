@@ -15,6 +15,7 @@ pub(super) fn request(config: &LlmConfig, messages: &[Message]) -> Value {
             "temperature": config.temperature,
             "seed": config.seed,
             "num_ctx": config.context_tokens,
+            "num_predict": config.max_answer_tokens,
         },
     })
 }

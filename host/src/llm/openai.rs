@@ -14,6 +14,7 @@ pub(super) fn request(config: &LlmConfig, messages: &[Message]) -> Value {
         "stream_options": { "include_usage": true },
         "temperature": config.temperature,
         "seed": config.seed,
+        "max_tokens": config.max_answer_tokens,
     })
 }
 
