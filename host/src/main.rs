@@ -121,6 +121,15 @@ enum PluginCmd {
     Remove { name: String },
     /// Which plugin handles PATH, and why.
     Which { path: String },
+    /// Create a new plugin project (Rust, Python or JavaScript).
+    New {
+        name: String,
+        #[arg(long, value_enum, default_value = "rust")]
+        lang: kebab::plugin::scaffold::Lang,
+        /// Parent directory [default: current directory].
+        #[arg(long, default_value = ".")]
+        dir: PathBuf,
+    },
     /// Run a plugin (name or .wasm file) on sample files: valid, deterministic, within limits.
     Test {
         plugin: String,
@@ -1058,6 +1067,26 @@ fn kebab_plugin_cmd(app: &App, what: PluginCmd, json: bool) -> Result<u8> {
             Ok(if found { EXIT_OK } else { EXIT_NO_HIT })
         }
         PluginCmd::Test { plugin, files } => plugin_test(app, &plugin, &files, json),
+        PluginCmd::New { name, lang, dir } => {
+            // The SDK of the tree this kebab was built from (Rust projects depend on it by path).
+            let sdk = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../sdk");
+            let sdk = sdk.canonicalize().unwrap_or(sdk);
+            let files = kebab::plugin::scaffold::scaffold(&dir, &name, lang, &sdk)?;
+            if json {
+                print_json(
+                    &serde_json::json!({ "schema_version": "plugin_new.v1", "name": name, "files": files }),
+                )?;
+            } else {
+                for f in &files {
+                    println!("created {}", f.display());
+                }
+                println!(
+                    "next: {}/build.sh, then `kebab plugin test <file.wasm> <samples…>` and `kebab plugin install <file.wasm>`",
+                    dir.join(&name).display()
+                );
+            }
+            Ok(EXIT_OK)
+        }
     }
 }
 

@@ -274,3 +274,152 @@ fn plugin_test_checks_validity_and_determinism() {
     ]);
     assert_eq!((code, ok["ok"].as_bool()), (0, Some(true)), "{ok}");
 }
+
+/// Example plugins in Python (componentize-py) and JavaScript (jco), built
+/// by `scripts/build-example-plugins.sh` (run by `scripts/test.sh`, which
+/// sets `KEBAB_EXAMPLE_PLUGINS`), installed and searched.
+#[test]
+fn python_and_javascript_plugins_install_and_index() {
+    let Some(dir) = std::env::var_os("KEBAB_EXAMPLE_PLUGINS") else {
+        eprintln!(
+            "KEBAB_EXAMPLE_PLUGINS unset: run scripts/test.sh to build the Python and JS examples"
+        );
+        return;
+    };
+    let dir = PathBuf::from(dir);
+    let kb = Kb::new();
+    for (file, name) in [("csv.wasm", "csv"), ("ipynb.wasm", "ipynb")] {
+        let (done, code) = kb.json(&["plugin", "install", dir.join(file).to_str().unwrap()]);
+        assert_eq!(code, 0, "{done}");
+        assert_eq!(done["name"], name);
+    }
+    let corpus = kb.dir.path().join("corpus");
+    std::fs::create_dir_all(&corpus).unwrap();
+    std::fs::write(
+        corpus.join("animals.csv"),
+        "name,species,habitat\nOkapi,Okapia johnstoni,rainforest\nQuokka,Setonix brachyurus,\"island, scrub\"\n",
+    )
+    .unwrap();
+    std::fs::write(
+        corpus.join("stations.tsv"),
+        "station\tlatitude\nHalley\t-75.6\nVostok\t-78.5\n",
+    )
+    .unwrap();
+    std::fs::write(
+        corpus.join("analysis.ipynb"),
+        r##"{
+ "cells": [
+  {
+   "cell_type": "markdown",
+   "id": "a1",
+   "metadata": {},
+   "source": ["# Penguin analysis\n", "Flipper length against body mass for the gentoo colony."]
+  },
+  {
+   "cell_type": "code",
+   "execution_count": 1,
+   "id": "a2",
+   "metadata": {},
+   "outputs": [],
+   "source": ["import pandas as pd\n", "df = pd.read_csv('penguins.csv')"]
+  }
+ ],
+ "metadata": {"kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"}},
+ "nbformat": 4,
+ "nbformat_minor": 5
+}
+"##,
+    )
+    .unwrap();
+    let report = kb.ingest(&corpus);
+    assert_eq!(
+        (report["new"].as_u64(), report["fallbacks"].as_u64()),
+        (Some(3), Some(0)),
+        "{report:#}"
+    );
+
+    let (hits, _) = kb.search("quokka island", 3);
+    assert_eq!(hits[0]["doc_path"], "animals.csv");
+    assert_eq!(hits[0]["chunker_version"], "csv-rows-v1");
+    let (hits, _) = kb.search("Vostok", 3);
+    assert_eq!(hits[0]["doc_path"], "stations.tsv");
+    let (hits, _) = kb.search("gentoo flipper", 3);
+    assert_eq!(hits[0]["doc_path"], "analysis.ipynb");
+    assert_eq!(hits[0]["chunker_version"], "ipynb-cell-v1");
+    assert_eq!(
+        (
+            hits[0]["citation"]["start"].as_u64(),
+            hits[0]["citation"]["end"].as_u64()
+        ),
+        (Some(4), Some(9))
+    );
+    let (list, _) = kb.json(&["plugin", "list"]);
+    let docs = |n: &str| {
+        list["plugins"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["name"] == n)
+            .unwrap()["documents"]
+            .clone()
+    };
+    assert_eq!(
+        (docs("csv"), docs("ipynb")),
+        (serde_json::json!(2), serde_json::json!(1))
+    );
+}
+
+/// `kebab plugin new` scaffolds build with their toolchains and pass
+/// `kebab plugin test`. Rust always; Python and JavaScript when the example
+/// toolchains are installed (`KEBAB_EXAMPLE_PLUGINS`, set by scripts/test.sh).
+#[test]
+fn scaffolded_plugins_build_and_pass_plugin_test() {
+    let kb = Kb::new();
+    let dir = kb.dir.path().join("projects");
+    std::fs::create_dir_all(&dir).unwrap();
+    let sample = kb.dir.path().join("sample.txt");
+    std::fs::write(&sample, "first paragraph\n\nsecond paragraph\n").unwrap();
+    let mut langs = vec![("rust", "target/wasm32-wasip2/release/demo_rust.wasm")];
+    if std::env::var_os("KEBAB_EXAMPLE_PLUGINS").is_some() {
+        langs.push(("python", "demo-python.wasm"));
+        langs.push(("js", "demo-js.wasm"));
+    }
+    for (lang, artifact) in langs {
+        let name = format!("demo-{lang}");
+        let out = kb.run(&[
+            "plugin",
+            "new",
+            &name,
+            "--lang",
+            lang,
+            "--dir",
+            dir.to_str().unwrap(),
+        ]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let project = dir.join(&name);
+        let build = std::process::Command::new("bash")
+            .arg(project.join("build.sh"))
+            .env("CARGO_TARGET_DIR", project.join("target"))
+            .output()
+            .unwrap();
+        assert!(
+            build.status.success(),
+            "{lang}: {}",
+            String::from_utf8_lossy(&build.stderr)
+        );
+        let wasm = project.join(artifact);
+        let (r, code) = kb.json(&[
+            "plugin",
+            "test",
+            wasm.to_str().unwrap(),
+            sample.to_str().unwrap(),
+        ]);
+        assert_eq!(code, 0, "{lang}: {r}");
+        assert_eq!(r["plugin"], name);
+        assert!(r["files"][0]["chunks"].as_u64().unwrap() >= 1);
+    }
+}

@@ -4,6 +4,7 @@
 pub mod install;
 pub mod registry;
 pub mod runtime;
+pub mod scaffold;
 pub mod validate;
 
 /// Host bindings generated from `wit/`, the single source of the contract.
