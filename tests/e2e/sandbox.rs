@@ -121,3 +121,30 @@ fn log_spam_is_capped_and_counted() {
         "{warnings:?}"
     );
 }
+
+#[test]
+fn a_hundred_megabyte_answer_is_refused_not_stored() {
+    let kb = Kb::new();
+    kb.install_plugin("hostile", "0.1.0", &hostile_wasm());
+    let corpus = kb.dir.path().join("corpus");
+    std::fs::create_dir_all(&corpus).unwrap();
+    std::fs::write(corpus.join("big.hostile"), "BIGTEXT ibex\n").unwrap();
+    let report = kb.ingest(&corpus);
+    let it = item(&report, "big.hostile");
+    let fallback = it["fallback"].as_str().unwrap();
+    assert!(
+        fallback.contains("chunk 0 text is 104857600 bytes (limit 4194304)"),
+        "{fallback}"
+    );
+    let (docs, _) = kb.json(&["list", "docs"]);
+    assert_eq!(
+        (
+            docs[0]["chunker_version"].as_str(),
+            docs[0]["chunk_count"].as_u64()
+        ),
+        (Some("code-text-paragraph-v1"), Some(1)),
+        "only the text fallback's chunk is stored"
+    );
+    let (hits, _) = kb.search("ibex", 3);
+    assert_eq!(hits[0]["doc_path"], "big.hostile");
+}

@@ -4,7 +4,8 @@
 //! `TRAP` panics, `LOOP` spins forever, `ALLOC` allocates until refused,
 //! `BADSPAN` cites lines past the end of the file, `BADBLOCK` points a chunk
 //! at a block that does not exist, `EMPTY` returns no chunks, `LOGSPAM` calls
-//! `log` a million times; anything else is parsed as one honest paragraph.
+//! `log` a million times, `BIGTEXT` returns a 100 MB chunk; anything else is
+//! parsed as one honest paragraph.
 
 use kebab_plugin_sdk::{
     Block, BlockKind, Chunk, ChunkPolicy, Document, Guest, LogLevel, PluginError, PluginInfo, Span,
@@ -71,6 +72,14 @@ impl Guest for HostilePlugin {
             }
             "BADSPAN" => span = Span::lines(1, end + 1000),
             "BADBLOCK" => blocks = vec![7],
+            "BIGTEXT" => {
+                return Ok(vec![Chunk {
+                    text: "x".repeat(100 << 20),
+                    heading_path: Vec::new(),
+                    blocks,
+                    spans: vec![span],
+                }]);
+            }
             "EMPTY" => return Ok(Vec::new()),
             "LOGSPAM" => {
                 for i in 0..1_000_000 {
