@@ -142,13 +142,11 @@ pub fn resources(text: &str) -> Result<Vec<Resource>, PluginError> {
             out.extend(list_items(&lines, s, e, &doc));
             continue;
         }
-        out.push(Resource {
-            start: content_start as u32 + 1,
-            end: content_end as u32 + 1,
-            symbol: is_resource.then(|| symbol(&doc)),
-            labels: map_json(&doc["metadata"]["labels"]),
-            annotations: map_json(&doc["metadata"]["annotations"]),
-        });
+        let mut found = resource(content_start, content_end, &doc);
+        if !is_resource {
+            found.symbol = None;
+        }
+        out.push(found);
     }
     Ok(out)
 }
@@ -158,7 +156,7 @@ pub fn resources(text: &str) -> Result<Vec<Resource>, PluginError> {
 fn list_items(lines: &[&str], s: usize, e: usize, doc: &Yaml) -> Vec<Resource> {
     let items = doc["items"].as_vec().cloned().unwrap_or_default();
     let Some(items_line) = (s..=e).find(|&i| lines[i].trim_end() == "items:") else {
-        return vec![whole(s, e, doc)];
+        return vec![resource(s, e, doc)];
     };
     let starts: Vec<usize> = (items_line + 1..=e)
         .filter(|&i| {
@@ -168,7 +166,7 @@ fn list_items(lines: &[&str], s: usize, e: usize, doc: &Yaml) -> Vec<Resource> {
         })
         .collect();
     if starts.len() != items.len() {
-        return vec![whole(s, e, doc)];
+        return vec![resource(s, e, doc)];
     }
     starts
         .iter()
@@ -178,22 +176,16 @@ fn list_items(lines: &[&str], s: usize, e: usize, doc: &Yaml) -> Vec<Resource> {
             while to > from && is_blank_or_comment(lines[to]) {
                 to -= 1;
             }
-            let item = &items[n];
-            Resource {
-                start: from as u32 + 1,
-                end: to as u32 + 1,
-                symbol: Some(symbol(item)),
-                labels: map_json(&item["metadata"]["labels"]),
-                annotations: map_json(&item["metadata"]["annotations"]),
-            }
+            resource(from, to, &items[n])
         })
         .collect()
 }
 
-fn whole(s: usize, e: usize, doc: &Yaml) -> Resource {
+/// The resource `doc` on 0-based lines `first..=last`.
+fn resource(first: usize, last: usize, doc: &Yaml) -> Resource {
     Resource {
-        start: s as u32 + 1,
-        end: e as u32 + 1,
+        start: first as u32 + 1,
+        end: last as u32 + 1,
         symbol: Some(symbol(doc)),
         labels: map_json(&doc["metadata"]["labels"]),
         annotations: map_json(&doc["metadata"]["annotations"]),

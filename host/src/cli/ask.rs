@@ -1,0 +1,168 @@
+//! `kebab ask`: streaming, the answer with its references, errors with hints.
+
+use super::prelude::*;
+
+pub(crate) fn ask(
+    app: &mut App,
+    question: &str,
+    opts: &kebab::rag::AskOptions,
+    json: bool,
+) -> Result<u8> {
+    let llm = LlmClient::new(app.config.models.llm.clone())?;
+    let cancel = Arc::new(AtomicBool::new(false));
+    {
+        let cancel = cancel.clone();
+        // Ctrl-C stops the stream; the partial answer is kept and stored.
+        let _ = ctrlc::set_handler(move || cancel.store(true, Ordering::Relaxed));
+    }
+    let stream = !json && std::io::stdout().is_terminal();
+    let mut on_token = |t: &str| {
+        if stream {
+            let mut out = std::io::stdout().lock();
+            let _ = out.write_all(t.as_bytes());
+            let _ = out.flush();
+        }
+    };
+    let outcome = kebab::rag::ask(
+        &mut app.store,
+        &llm,
+        &app.config,
+        question,
+        opts,
+        &mut on_token,
+        &cancel,
+    )?;
+    if json {
+        print_json(&outcome.answer)?;
+    } else {
+        print_answer(&outcome, stream, opts.explain, question);
+    }
+    if let Some(e) = &outcome.error {
+        report_llm_error(e, &app.config.models.llm, &app.paths, json);
+        return Ok(EXIT_ERROR);
+    }
+    Ok(if outcome.answer.grounded {
+        EXIT_OK
+    } else {
+        EXIT_NO_HIT
+    })
+}
+
+pub(crate) fn print_answer(
+    outcome: &kebab::rag::AskOutcome,
+    streamed: bool,
+    explain: bool,
+    question: &str,
+) {
+    let a = &outcome.answer;
+    if streamed
+        && a.refusal_reason
+            .is_none_or(|r| matches!(r, "llm_self_judge" | "llm_stream_aborted"))
+    {
+        println!();
+    } else if !a.answer.is_empty() {
+        println!("{}", a.answer);
+    }
+    println!("{}", "─".repeat(57));
+    for c in a.citations.iter().filter(|c| c.marker.is_some()) {
+        println!("{} {}", c.marker.as_deref().unwrap_or(""), c.citation.uri());
+        if let kebab::wire::CitationBody::Line {
+            section: Some(s), ..
+        } = &c.citation.body
+        {
+            println!("     {s}");
+        }
+    }
+    let chunks = match a.refusal_reason {
+        None => format!("{} chunks", a.retrieval.chunks_used),
+        Some("llm_self_judge") => {
+            format!("{} chunks searched, 0 grounded", a.retrieval.chunks_used)
+        }
+        Some(_) => format!(
+            "{} chunks used",
+            a.citations.iter().filter(|c| c.marker.is_some()).count()
+        ),
+    };
+    println!(
+        "grounded {}  {}  {}  {chunks}",
+        if a.grounded { "✓" } else { "✗" },
+        a.model.id,
+        a.prompt_template_version
+    );
+    if explain {
+        println!();
+        println!("retrieval trace");
+        println!("  query            {question:?}");
+        println!("  mode             {}", a.retrieval.mode);
+        println!("  k                {}", a.retrieval.k);
+        println!(
+            "  threshold (gate) {:.2} → top-1 {:.2} {}",
+            a.retrieval.score_gate,
+            a.retrieval.top_score,
+            if a.retrieval.top_score >= a.retrieval.score_gate {
+                "pass"
+            } else {
+                "fail"
+            }
+        );
+        println!(
+            "  chunks (used)    {} / {} returned",
+            a.retrieval.chunks_used, a.retrieval.chunks_returned
+        );
+        for r in &outcome.retrieved {
+            println!(
+                "  #{} {:.2} {}  bm25={:.1}",
+                r.hit.rank,
+                r.coverage,
+                r.hit.citation.uri(),
+                r.hit.score
+            );
+        }
+        let n = |v: Option<u32>| v.map_or("?".to_string(), |n| n.to_string());
+        println!(
+            "  prompt {} tokens  completion {} tokens  latency {} ms",
+            n(a.usage.prompt_tokens),
+            n(a.usage.completion_tokens),
+            a.usage.latency_ms
+        );
+    }
+}
+
+pub(crate) fn report_llm_error(
+    e: &LlmError,
+    cfg: &kebab::llm::LlmConfig,
+    paths: &Paths,
+    json: bool,
+) {
+    let hint = match e {
+        LlmError::Unreachable { .. } => format!(
+            "start the model server (for Ollama: `ollama serve`) or set [models.llm] endpoint in {}",
+            paths.config_file.display()
+        ),
+        LlmError::ModelNotPulled { .. } => match cfg.provider {
+            Provider::Ollama => format!("ollama pull {}", cfg.model),
+            Provider::OpenAi => {
+                "set [models.llm] model to one the server lists (see `kebab doctor`)".into()
+            }
+        },
+        LlmError::Timeout { .. } => {
+            "raise [models.llm] timeout_secs, or use a smaller model".into()
+        }
+        LlmError::Http { .. } => "check the server's log; the request was refused".into(),
+        LlmError::Stream { .. } | LlmError::Cancelled { .. } => {
+            "the partial answer above was kept in the answers table; ask again".into()
+        }
+    };
+    if json {
+        let report = ErrorReport {
+            schema_version: "error.v1",
+            code: e.code(),
+            message: e.to_string(),
+            hint: Some(hint),
+        };
+        eprintln!("{}", serde_json::to_string(&report).unwrap_or_default());
+    } else {
+        eprintln!("error: {e}");
+        eprintln!("  hint: {hint}");
+    }
+}

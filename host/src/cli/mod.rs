@@ -1,0 +1,38 @@
+//! The command implementations behind `main.rs`'s argument parser.
+
+pub(crate) mod ask;
+pub(crate) mod doctor;
+pub(crate) mod fetch;
+pub(crate) mod ingest;
+pub(crate) mod init;
+pub(crate) mod output;
+pub(crate) mod plugin;
+pub(crate) mod search;
+
+/// What every command module uses.
+pub(crate) mod prelude {
+    pub(crate) use std::io::{IsTerminal, Write};
+    pub(crate) use std::path::PathBuf;
+    pub(crate) use std::sync::Arc;
+    pub(crate) use std::sync::atomic::{AtomicBool, Ordering};
+
+    pub(crate) use anyhow::{Context, Result};
+    pub(crate) use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+    pub(crate) use serde::Serialize;
+
+    pub(crate) use kebab::app::{App, Paths};
+    pub(crate) use kebab::config::Config;
+    pub(crate) use kebab::ingest::{IngestReport, Progress};
+    pub(crate) use kebab::llm::{LlmClient, LlmError, Provider};
+    pub(crate) use kebab::wire::{DocSummary, ErrorReport, SearchResponse};
+
+    pub(crate) use super::ask::*;
+    pub(crate) use super::doctor::*;
+    pub(crate) use super::fetch::*;
+    pub(crate) use super::ingest::*;
+    pub(crate) use super::init::*;
+    pub(crate) use super::output::*;
+    pub(crate) use super::plugin::*;
+    pub(crate) use super::search::*;
+    pub(crate) use crate::{EXIT_ERROR, EXIT_NO_HIT, EXIT_OK, EXIT_UNHEALTHY, PluginCmd};
+}
