@@ -130,6 +130,12 @@ pub struct PluginsConfig {
     pub timeout_ms: u64,
     /// Linear-memory cap per plugin instance.
     pub memory_mb: u64,
+    /// Cap on everything one file's output holds (all texts together).
+    pub max_output_mb: u64,
+    /// Cap on blocks per document.
+    pub max_blocks: usize,
+    /// Cap on chunks per document.
+    pub max_chunks: usize,
     /// Plugins never routed to (the text plugin still serves as fallback).
     pub disabled: Vec<String>,
     /// `"glob" = "plugin"`: files matching the glob go to that plugin first.
@@ -144,6 +150,9 @@ pub struct PluginsConfig {
 pub struct PluginLimits {
     pub timeout_ms: Option<u64>,
     pub memory_mb: Option<u64>,
+    pub max_output_mb: Option<u64>,
+    pub max_blocks: Option<usize>,
+    pub max_chunks: Option<usize>,
 }
 
 impl PluginsConfig {
@@ -153,6 +162,17 @@ impl PluginsConfig {
         crate::plugin::runtime::Limits {
             timeout: std::time::Duration::from_millis(o.timeout_ms.unwrap_or(self.timeout_ms)),
             memory_bytes: (o.memory_mb.unwrap_or(self.memory_mb) as usize) << 20,
+        }
+    }
+
+    /// Bounds on what plugin `name` may return for one file.
+    pub fn output_limits_for(&self, name: &str) -> crate::plugin::validate::OutputLimits {
+        let o = self.limits.get(name).cloned().unwrap_or_default();
+        crate::plugin::validate::OutputLimits {
+            max_blocks: o.max_blocks.unwrap_or(self.max_blocks),
+            max_chunks: o.max_chunks.unwrap_or(self.max_chunks),
+            max_total_bytes: (o.max_output_mb.unwrap_or(self.max_output_mb) as usize) << 20,
+            ..Default::default()
         }
     }
 }
@@ -205,6 +225,9 @@ impl Default for PluginsConfig {
         PluginsConfig {
             timeout_ms: 10_000,
             memory_mb: 512,
+            max_output_mb: 256,
+            max_blocks: 200_000,
+            max_chunks: 100_000,
             disabled: Vec::new(),
             routes: Default::default(),
             limits: Default::default(),

@@ -16,7 +16,7 @@ use crate::app::{App, Plugins};
 use crate::ids;
 use crate::plugin::registry::RegisteredPlugin;
 use crate::plugin::runtime::CallOutput;
-use crate::plugin::validate::{OutputLimits, SourceShape, validate};
+use crate::plugin::validate::{SourceShape, validate};
 use crate::plugin::{ChunkPolicy, block_kind_name, span_json};
 use crate::store::{IndexedDoc, NewBlock, NewChunk, NewDocument, StoreError, WriteOutcome};
 use crate::walk::{self, SkipReason, WalkItem, WalkOptions};
@@ -678,7 +678,7 @@ fn run_plugin(
         &output.document,
         &output.chunks,
         shape,
-        &OutputLimits::default(),
+        &shared.limits.output_limits_for(plugin.name()),
     )
     .map_err(|e| e.to_string())?;
     if output.chunks.is_empty() {

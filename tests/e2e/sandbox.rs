@@ -148,3 +148,27 @@ fn a_hundred_megabyte_answer_is_refused_not_stored() {
     let (hits, _) = kb.search("ibex", 3);
     assert_eq!(hits[0]["doc_path"], "big.hostile");
 }
+
+#[test]
+fn output_limits_are_configurable_per_plugin() {
+    let kb = Kb::with_config("[plugins.limits.hostile]\nmax_chunks = 0\n");
+    kb.install_plugin("hostile", "0.1.0", &hostile_wasm());
+    let corpus = kb.dir.path().join("corpus");
+    std::fs::create_dir_all(&corpus).unwrap();
+    std::fs::write(corpus.join("fine.hostile"), "honest tapir\n").unwrap();
+    std::fs::write(corpus.join("note.md"), "# Note\n\nA tapir in markdown.\n").unwrap();
+    let report = kb.ingest(&corpus);
+    let hostile = item(&report, "fine.hostile");
+    assert!(
+        hostile["fallback"]
+            .as_str()
+            .unwrap()
+            .contains("1 chunks (limit 0)"),
+        "{hostile}"
+    );
+    assert_eq!(
+        item(&report, "note.md")["fallback"],
+        serde_json::Value::Null,
+        "other plugins keep the defaults"
+    );
+}

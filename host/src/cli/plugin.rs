@@ -256,7 +256,7 @@ pub(crate) fn kebab_plugin_cmd(app: &App, what: PluginCmd, json: bool) -> Result
 }
 
 pub(crate) fn plugin_test(app: &App, plugin: &str, files: &[PathBuf], json: bool) -> Result<u8> {
-    use kebab::plugin::validate::{OutputLimits, SourceShape, validate};
+    use kebab::plugin::validate::{SourceShape, validate};
     let runtime = kebab::plugin::runtime::Runtime::new(Some(app.paths.cache_dir.clone()))?;
     let loaded = if plugin.ends_with(".wasm") || std::path::Path::new(plugin).is_file() {
         runtime.load(&kebab::plugin::install::fetch(plugin)?)?
@@ -301,7 +301,7 @@ pub(crate) fn plugin_test(app: &App, plugin: &str, files: &[PathBuf], json: bool
                     &first.document,
                     &first.chunks,
                     SourceShape::of(&bytes),
-                    &OutputLimits::default(),
+                    &app.config.plugins.output_limits_for(&loaded.info.name),
                 )
                 .map_err(|e| e.to_string())?;
                 let second = run()?;
