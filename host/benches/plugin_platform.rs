@@ -30,9 +30,12 @@ fn main() {
     let dir = tempfile::tempdir().expect("tempdir");
     let app = open(dir.path(), Config::default());
     let wasm_dir = Path::new(env!("KEBAB_WASM_DIR"));
+    // Installed copies of the pdf and yaml components override the built-ins.
     let mut components = vec![
         wasm_dir.join("kebab_test_plugin_hostile.wasm"),
         Path::new(env!("KEBAB_TEST_WASM_DIR")).join("kebab_test_plugin_markdown_next.wasm"),
+        wasm_dir.join("kebab_plugin_pdf.wasm"),
+        wasm_dir.join("kebab_plugin_yaml.wasm"),
     ];
     if let Some(examples) = std::env::var_os("KEBAB_EXAMPLE_PLUGINS") {
         components.push(Path::new(&examples).join("csv.wasm"));
