@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 const PLUGIN_PACKAGES: &[&str] = &[
+    "kebab-plugin-code",
     "kebab-plugin-markdown",
     "kebab-plugin-pdf",
     "kebab-plugin-text",

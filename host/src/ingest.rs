@@ -21,6 +21,10 @@ use crate::plugin::{ChunkPolicy, block_kind_name, span_json};
 use crate::store::{IndexedDoc, NewBlock, NewChunk, NewDocument, StoreError, WriteOutcome};
 use crate::walk::{self, SkipReason, WalkItem, WalkOptions};
 
+/// Document metadata key by which a plugin names the chunker it used when
+/// it has several (the code plugin: one per language).
+pub const CHUNKER_KEY: &str = "kebab:chunker-version";
+
 /// Bytes inspected for NUL when deciding a file is binary.
 const BINARY_SNIFF: usize = 8192;
 /// Examples kept per skip reason in the report.
@@ -705,6 +709,12 @@ fn build_document(
     let asset_id = ids::asset_id(&checksum);
     let doc_id = ids::doc_id(&job.rel, &asset_id, &info.parser_version);
     let document = output.document;
+    // A plugin with several chunkers (one per language) names the one it used.
+    let chunker_version = document
+        .metadata
+        .iter()
+        .find(|(k, v)| k == CHUNKER_KEY && !v.is_empty() && v.len() <= 64)
+        .map_or_else(|| info.chunker_version.clone(), |(_, v)| v.clone());
     let blocks: Vec<NewBlock> = document
         .blocks
         .iter()
@@ -734,7 +744,7 @@ fn build_document(
             NewChunk {
                 chunk_id: ids::chunk_id(
                     &doc_id,
-                    &info.chunker_version,
+                    &chunker_version,
                     &block_ids,
                     &shared.policy_hash,
                     &spans,
@@ -775,7 +785,7 @@ fn build_document(
         lang: document.lang,
         source_type: routed.plugin.info.name.clone(),
         parser_version: info.parser_version.clone(),
-        chunker_version: info.chunker_version.clone(),
+        chunker_version,
         plugin_name: routed.plugin.info.name.clone(),
         plugin_version: routed.plugin.version.to_string(),
         policy_hash: shared.policy_hash.clone(),
@@ -807,6 +817,7 @@ fn document_metadata(pairs: &[(String, String)], logs: &[String]) -> (Value, Vec
         match k.as_str() {
             "tags" => tags = list(v),
             "aliases" => aliases = list(v),
+            CHUNKER_KEY => {}
             _ => {
                 user.insert(k.clone(), Value::String(v.clone()));
             }

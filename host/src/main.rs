@@ -52,6 +52,9 @@ enum Command {
         /// Only Kubernetes resources of this kind (`Deployment`, `Service`…).
         #[arg(long)]
         kind: Option<String>,
+        /// Only code in this language (`rust`, `python`, `shell`, `yaml`…).
+        #[arg(long)]
+        code_lang: Option<String>,
     },
     /// List indexed items.
     List {
@@ -190,10 +193,18 @@ fn run(cli: Cli) -> Result<u8> {
             let mut app = App::open(config, paths)?;
             ingest(&mut app, &path, strict, cli.json)
         }
-        Command::Search { query, k, kind } => {
+        Command::Search {
+            query,
+            k,
+            kind,
+            code_lang,
+        } => {
             let app = App::open(config, paths)?;
             let k = k.unwrap_or(app.config.search.default_k).max(1);
-            let filter = kebab::store::ChunkFilter { kind };
+            let filter = kebab::store::ChunkFilter {
+                kind,
+                code_lang: code_lang.map(|l| l.to_lowercase()),
+            };
             let response = kebab::search::lexical(
                 &app.store,
                 &query,

@@ -133,6 +133,8 @@ pub struct LexicalRow {
 pub struct ChunkFilter {
     /// Only resources of this Kubernetes kind (symbol `Kind/…`).
     pub kind: Option<String>,
+    /// Only code chunks of this language label (`rust`, `yaml`, …).
+    pub code_lang: Option<String>,
 }
 
 /// A listed document.
@@ -404,22 +406,26 @@ impl Store {
              JOIN documents d ON d.doc_id = c.doc_id
              WHERE chunks_fts MATCH ?1
                AND (?3 IS NULL OR json_extract(c.source_spans_json, '$[0].symbol') LIKE ?3 || '/%')
+               AND (?4 IS NULL OR json_extract(c.source_spans_json, '$[0].lang') = ?4)
              ORDER BY rank, c.chunk_id
              LIMIT ?2",
         )?;
-        let rows = stmt.query_map(params![fts_query, k as i64, filter.kind], |r| {
-            Ok(LexicalRow {
-                chunk_id: r.get(0)?,
-                doc_id: r.get(1)?,
-                workspace_path: r.get(2)?,
-                heading_path: parse_json(&r.get::<_, String>(3)?),
-                section_label: r.get(4)?,
-                text: r.get(5)?,
-                spans: serde_json::from_str(&r.get::<_, String>(6)?).unwrap_or(Value::Null),
-                chunker_version: r.get(7)?,
-                bm25: -r.get::<_, f64>(8)?,
-            })
-        })?;
+        let rows = stmt.query_map(
+            params![fts_query, k as i64, filter.kind, filter.code_lang],
+            |r| {
+                Ok(LexicalRow {
+                    chunk_id: r.get(0)?,
+                    doc_id: r.get(1)?,
+                    workspace_path: r.get(2)?,
+                    heading_path: parse_json(&r.get::<_, String>(3)?),
+                    section_label: r.get(4)?,
+                    text: r.get(5)?,
+                    spans: serde_json::from_str(&r.get::<_, String>(6)?).unwrap_or(Value::Null),
+                    chunker_version: r.get(7)?,
+                    bm25: -r.get::<_, f64>(8)?,
+                })
+            },
+        )?;
         Ok(rows.collect::<Result<_, _>>()?)
     }
 

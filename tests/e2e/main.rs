@@ -9,6 +9,7 @@ mod support;
 mod ask;
 mod bad_input;
 mod cli;
+mod code;
 mod fetch;
 mod incremental;
 mod sandbox;

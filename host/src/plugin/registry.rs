@@ -15,6 +15,10 @@ use crate::config::PluginsConfig;
 /// The components embedded in the binary, built from `plugins/` by build.rs.
 pub const BUILT_IN: &[(&str, &[u8])] = &[
     (
+        "code",
+        include_bytes!(concat!(env!("KEBAB_WASM_DIR"), "/kebab_plugin_code.wasm")),
+    ),
+    (
         "markdown",
         include_bytes!(concat!(
             env!("KEBAB_WASM_DIR"),

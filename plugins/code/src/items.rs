@@ -1,0 +1,397 @@
+//! Syntax tree → item, container and glue pieces → blocks and chunks.
+
+use kebab_plugin_sdk::text::slice_lines;
+use kebab_plugin_sdk::{Block, BlockKind, Chunk, CodeSpan, Document, PluginError, Span};
+use tree_sitter::{Node, Parser};
+
+use crate::lang::{Lang, Role};
+
+/// Longest chunk, in lines; longer items are cut into pieces this long.
+pub const MAX_CHUNK_LINES: u32 = 200;
+/// Metadata key telling the host which chunker label applies to the document.
+pub const CHUNKER_KEY: &str = "kebab:chunker-version";
+
+/// A line range (1-based, inclusive) with the symbol it belongs to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Piece {
+    pub start: u32,
+    pub end: u32,
+    pub symbol: Option<String>,
+}
+
+/// Parse a source file into one block per item, container part and glue run.
+pub fn parse(path: &str, bytes: &[u8]) -> Result<Document, PluginError> {
+    let lang = Lang::of_path(path)
+        .ok_or_else(|| PluginError::Unsupported(format!("no AST chunker for {path}")))?;
+    let text = std::str::from_utf8(bytes).map_err(|e| {
+        PluginError::Malformed(format!("invalid UTF-8 at byte {}", e.valid_up_to()))
+    })?;
+    let pieces = pieces(lang, path, text)?;
+    let blocks = pieces
+        .into_iter()
+        .map(|p| Block {
+            kind: BlockKind::Code,
+            heading_path: p.symbol.iter().cloned().collect(),
+            text: slice_lines(text, p.start, p.end),
+            span: Span::Code(CodeSpan {
+                start: p.start,
+                end: p.end,
+                symbol: p.symbol,
+                lang: Some(lang.label().into()),
+            }),
+            level: None,
+            lang: Some(lang.label().into()),
+        })
+        .collect();
+    Ok(Document {
+        title: None,
+        lang: None,
+        blocks,
+        metadata: vec![
+            (CHUNKER_KEY.into(), lang.chunker_version().into()),
+            ("code_lang".into(), lang.label().into()),
+        ],
+    })
+}
+
+/// One chunk per block; blocks longer than [`MAX_CHUNK_LINES`] are cut.
+pub fn chunk(doc: &Document) -> Vec<Chunk> {
+    let mut out = Vec::new();
+    for (i, block) in doc.blocks.iter().enumerate() {
+        let Span::Code(span) = &block.span else {
+            continue;
+        };
+        let mut start = span.start;
+        while start <= span.end {
+            let end = (start + MAX_CHUNK_LINES - 1).min(span.end);
+            let text = slice_lines(&block.text, start - span.start + 1, end - span.start + 1);
+            if !text.trim().is_empty() {
+                out.push(Chunk {
+                    text,
+                    heading_path: block.heading_path.clone(),
+                    blocks: vec![i as u32],
+                    spans: vec![Span::Code(CodeSpan {
+                        start,
+                        end,
+                        ..span.clone()
+                    })],
+                });
+            }
+            start = end + 1;
+        }
+    }
+    out
+}
+
+/// The pieces of a file, in line order, covering every non-blank line.
+pub fn pieces(lang: Lang, path: &str, text: &str) -> Result<Vec<Piece>, PluginError> {
+    let mut parser = Parser::new();
+    parser
+        .set_language(&lang.grammar())
+        .map_err(|e| PluginError::Malformed(format!("grammar: {e}")))?;
+    let tree = parser
+        .parse(text, None)
+        .ok_or_else(|| PluginError::Malformed("the parser gave up".into()))?;
+    let root = tree.root_node();
+    if root.has_error() {
+        let at = first_error(root).map_or(0, |n| n.start_position().row + 1);
+        return Err(PluginError::Malformed(format!(
+            "{} syntax error near line {at}",
+            lang.label()
+        )));
+    }
+    let lines: Vec<&str> = text.lines().collect();
+    let mut items = Vec::new();
+    collect(
+        lang,
+        root,
+        text.as_bytes(),
+        &lang.module(path),
+        &lines,
+        &mut items,
+    );
+    items.sort_by_key(|p| p.start);
+    let mut all = items.clone();
+    all.extend(uncovered(1, lines.len() as u32, &items, &lines, None));
+    all.sort_by_key(|p| p.start);
+    Ok(all)
+}
+
+fn first_error(node: Node<'_>) -> Option<Node<'_>> {
+    if node.is_error() || node.is_missing() {
+        return Some(node);
+    }
+    let mut cursor = node.walk();
+    node.children(&mut cursor).find_map(first_error)
+}
+
+/// 1-based inclusive line range of a node (a node ending at column 0 ends on
+/// the line before).
+fn line_range(node: Node<'_>) -> (u32, u32) {
+    let start = node.start_position().row as u32 + 1;
+    let end_pos = node.end_position();
+    let end = if end_pos.column == 0 && end_pos.row > node.start_position().row {
+        end_pos.row as u32
+    } else {
+        end_pos.row as u32 + 1
+    };
+    (start, end.max(start))
+}
+
+/// Items (and containers' parts) among the children of `parent`.
+fn collect(
+    lang: Lang,
+    parent: Node<'_>,
+    src: &[u8],
+    prefix: &str,
+    lines: &[&str],
+    out: &mut Vec<Piece>,
+) {
+    // Leading comments/attributes waiting for the item below them.
+    let mut pending: Option<(u32, u32)> = None;
+    let mut cursor = parent.walk();
+    for node in parent.children(&mut cursor) {
+        if !node.is_named() {
+            continue;
+        }
+        let (start, end) = line_range(node);
+        let role = lang.role(node, src, prefix);
+        let attached_start = match pending {
+            Some((ps, pe)) if pe + 1 >= start => ps,
+            _ => start,
+        };
+        match role {
+            Role::Leading => {
+                pending = match pending {
+                    Some((ps, pe)) if pe + 1 >= start => Some((ps, end)),
+                    _ => Some((start, end)),
+                };
+                continue;
+            }
+            Role::Item(symbol) => out.push(Piece {
+                start: attached_start,
+                end,
+                symbol: Some(symbol),
+            }),
+            Role::Container {
+                symbol,
+                prefix: inner,
+            } => {
+                let mut members = Vec::new();
+                if let Some(body) = lang.body(node) {
+                    collect(lang, body, src, &inner, lines, &mut members);
+                }
+                members.retain(|m| m.start >= attached_start && m.end <= end);
+                let parts = uncovered(attached_start, end, &members, lines, Some(symbol));
+                out.extend(members);
+                out.extend(parts);
+            }
+            Role::Glue => {}
+        }
+        pending = None;
+    }
+}
+
+/// Runs of non-blank lines in `from..=to` not covered by `taken`, trimmed of
+/// blank edges, labelled `symbol`.
+fn uncovered(
+    from: u32,
+    to: u32,
+    taken: &[Piece],
+    lines: &[&str],
+    symbol: Option<String>,
+) -> Vec<Piece> {
+    let covered = |line: u32| taken.iter().any(|p| p.start <= line && line <= p.end);
+    let blank = |line: u32| {
+        lines
+            .get(line as usize - 1)
+            .is_none_or(|l| l.trim().is_empty())
+    };
+    let mut out = Vec::new();
+    let mut run: Option<(u32, u32)> = None;
+    for line in from..=to {
+        if covered(line) {
+            if let Some(r) = run.take() {
+                out.push(r);
+            }
+        } else if !blank(line) {
+            run = Some(match run {
+                Some((s, _)) => (s, line),
+                None => (line, line),
+            });
+        }
+    }
+    if let Some(r) = run {
+        out.push(r);
+    }
+    out.into_iter()
+        .map(|(start, end)| Piece {
+            start,
+            end,
+            symbol: symbol.clone(),
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn listing(lang: Lang, path: &str, text: &str) -> Vec<(u32, u32, Option<String>)> {
+        pieces(lang, path, text)
+            .unwrap()
+            .into_iter()
+            .map(|p| (p.start, p.end, p.symbol))
+            .collect()
+    }
+
+    fn s(v: &str) -> Option<String> {
+        Some(v.to_string())
+    }
+
+    const RUST: &str = r#"//! Module docs.
+use std::fmt;
+
+const LIMIT: usize = 3;
+
+/// A point.
+#[derive(Debug)]
+pub struct Point {
+    x: i32,
+}
+
+impl Point {
+    /// Make one.
+    pub fn new(x: i32) -> Self {
+        Point { x }
+    }
+
+    const ORIGIN: i32 = 0;
+
+    fn get(&self) -> i32 {
+        self.x
+    }
+}
+
+impl fmt::Display for Point {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.x)
+    }
+}
+
+// plain comment, then a blank line
+
+fn main() {
+    println!("{}", Point::new(LIMIT as i32));
+}
+"#;
+
+    #[test]
+    fn rust_items_methods_glue_and_doc_comments() {
+        assert_eq!(
+            listing(Lang::Rust, "src/point.rs", RUST),
+            vec![
+                (1, 4, None),
+                (6, 10, s("struct Point")),
+                (12, 12, s("impl Point")),
+                (13, 16, s("Point::new")),
+                (18, 18, s("impl Point")),
+                (20, 22, s("Point::get")),
+                (23, 23, s("impl Point")),
+                (25, 25, s("impl fmt::Display for Point")),
+                (26, 28, s("Point::fmt")),
+                (29, 29, s("impl fmt::Display for Point")),
+                (31, 31, None),
+                (33, 35, s("fn main")),
+            ]
+        );
+    }
+
+    const PYTHON: &str = r#""""Module docstring."""
+import os
+
+# Helper for paths.
+def join(a, b):
+    return os.path.join(a, b)
+
+
+@dataclass
+class Box:
+    """A box."""
+
+    size: int = 0
+
+    def grow(self, n):
+        self.size += n
+
+    @property
+    def empty(self):
+        return self.size == 0
+
+
+LIMIT = 10
+"#;
+
+    #[test]
+    fn python_functions_classes_methods_with_module_path() {
+        assert_eq!(
+            listing(Lang::Python, "pkg/util.py", PYTHON),
+            vec![
+                (1, 2, None),
+                (4, 6, s("pkg.util.join")),
+                (9, 13, s("pkg.util.Box")),
+                (15, 16, s("pkg.util.Box.grow")),
+                (18, 20, s("pkg.util.Box.empty")),
+                (23, 23, None),
+            ]
+        );
+    }
+
+    #[test]
+    fn every_non_blank_line_is_in_exactly_one_chunk() {
+        for (path, text) in [("a.rs", RUST), ("a.py", PYTHON)] {
+            let doc = parse(path, text.as_bytes()).unwrap();
+            let chunks = chunk(&doc);
+            for (i, line) in text.lines().enumerate() {
+                let n = i as u32 + 1;
+                let holders = chunks
+                    .iter()
+                    .filter(|c| {
+                        c.spans[0]
+                            .line_bounds()
+                            .is_some_and(|(s, e)| s <= n && n <= e)
+                    })
+                    .count();
+                if line.trim().is_empty() {
+                    assert!(holders <= 1);
+                } else {
+                    assert_eq!(holders, 1, "{path} line {n} {line:?}");
+                }
+            }
+            assert!(
+                doc.metadata
+                    .iter()
+                    .any(|(k, v)| k == CHUNKER_KEY && v.ends_with("-ast-v1"))
+            );
+        }
+    }
+
+    #[test]
+    fn long_items_split_at_200_lines_and_syntax_errors_are_refused() {
+        let body: String = (0..450).map(|i| format!("    let v{i} = {i};\n")).collect();
+        let text = format!("fn big() {{\n{body}}}\n");
+        let chunks = chunk(&parse("big.rs", text.as_bytes()).unwrap());
+        let bounds: Vec<(u32, u32)> = chunks
+            .iter()
+            .map(|c| c.spans[0].line_bounds().unwrap())
+            .collect();
+        assert_eq!(bounds, vec![(1, 200), (201, 400), (401, 452)]);
+        assert!(
+            matches!(parse("bad.rs", b"fn broken( {"), Err(PluginError::Malformed(m)) if m.contains("syntax error"))
+        );
+        assert!(matches!(
+            parse("x.go", b"package x"),
+            Err(PluginError::Unsupported(_))
+        ));
+    }
+}
