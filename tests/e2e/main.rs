@@ -10,6 +10,7 @@ mod ask;
 mod bad_input;
 mod cli;
 mod code;
+mod code_oracle;
 mod fetch;
 mod incremental;
 mod sandbox;
