@@ -16,7 +16,7 @@ fn rust_file(i: usize) -> String {
         "pub async fn fetch_{i}<T: Debug>(x: T) -> String {{\n    format!(\"{{x:?}}\")\n}}\n\n"
     ));
     s.push_str(&format!("const fn width_{i}() -> usize {{ {i} }}\n\n"));
-    if i % 3 == 0 {
+    if i.is_multiple_of(3) {
         s.push_str(&format!(
             "pub unsafe extern \"C\" fn ffi_{i}(p: *const u8) -> u8 {{\n    unsafe {{ *p }}\n}}\n\n"
         ));
@@ -48,7 +48,7 @@ fn python_file(i: usize) -> String {
     s.push_str(&format!(
         "class Service{i}:\n    \"\"\"A service.\"\"\"\n\n    retries = 3\n\n    def start(self):\n        return True\n\n    @staticmethod\n    def version():\n        return '{i}'\n\n\n"
     ));
-    if i % 4 == 0 {
+    if i.is_multiple_of(4) {
         s.push_str(&format!("square_{i} = lambda v: v * v\n\n\n"));
     }
     s.push_str(&format!("def main_{i}():\n    print(parse_{i}('a, b'))\n\n\nif __name__ == '__main__':\n    main_{i}()\n"));

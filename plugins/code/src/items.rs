@@ -106,7 +106,7 @@ pub fn pieces(lang: Lang, path: &str, text: &str) -> Result<Vec<Piece>, PluginEr
         lang,
         root,
         text.as_bytes(),
-        &lang.module(path),
+        &lang.module(path, root, text.as_bytes()),
         &lines,
         &mut items,
     );
@@ -390,8 +390,150 @@ LIMIT = 10
             matches!(parse("bad.rs", b"fn broken( {"), Err(PluginError::Malformed(m)) if m.contains("syntax error"))
         );
         assert!(matches!(
-            parse("x.go", b"package x"),
+            parse("x.zig", b"const x = 1;"),
             Err(PluginError::Unsupported(_))
         ));
+    }
+}
+
+#[cfg(test)]
+mod language_fixtures {
+    use super::*;
+
+    fn listing(path: &str) -> Vec<(u32, u32, Option<String>)> {
+        let text = std::fs::read_to_string(format!(
+            "{}/tests/fixtures/{path}",
+            env!("CARGO_MANIFEST_DIR")
+        ))
+        .unwrap();
+        let lang = Lang::of_path(path).unwrap();
+        pieces(lang, path, &text)
+            .unwrap()
+            .into_iter()
+            .map(|p| (p.start, p.end, p.symbol))
+            .collect()
+    }
+
+    fn s(v: &str) -> Option<String> {
+        Some(v.to_string())
+    }
+
+    #[test]
+    fn go_functions_and_methods_with_package() {
+        assert_eq!(
+            listing("server.go"),
+            vec![
+                (1, 8, None),
+                (10, 13, s("server.Server")),
+                (15, 18, s("server.NewServer")),
+                (20, 23, s("server.(*Server).Start")),
+                (25, 27, s("server.Server.Addr")),
+            ]
+        );
+    }
+
+    #[test]
+    fn typescript_and_javascript_with_module_paths() {
+        assert_eq!(
+            listing("widget.ts"),
+            vec![
+                (1, 1, None),
+                (3, 5, s("widget.WidgetProps")),
+                (7, 7, s("widget.Size")),
+                (9, 11, s("widget.Widget")),
+                (13, 15, s("widget.Widget.constructor")),
+                (17, 19, s("widget.Widget.search")),
+                (20, 20, s("widget.Widget")),
+                (22, 24, s("widget.mount")),
+                (26, 26, None),
+            ]
+        );
+        assert_eq!(
+            listing("cart.js"),
+            vec![
+                (1, 1, None),
+                (3, 6, s("cart.total")),
+                (8, 8, s("cart.Cart")),
+                (9, 11, s("cart.Cart.add")),
+                (12, 12, s("cart.Cart")),
+                (14, 14, None),
+            ]
+        );
+    }
+
+    #[test]
+    fn java_methods_under_package_and_class() {
+        assert_eq!(
+            listing("Invoice.java"),
+            vec![
+                (1, 3, None),
+                (5, 7, s("com.acme.billing.Invoice")),
+                (9, 11, s("com.acme.billing.Invoice.Invoice")),
+                (13, 16, s("com.acme.billing.Invoice.total")),
+                (17, 17, s("com.acme.billing.Invoice")),
+            ]
+        );
+    }
+
+    #[test]
+    fn c_and_cpp_functions_structs_namespaces_classes() {
+        assert_eq!(
+            listing("ring.c"),
+            vec![
+                (1, 3, None),
+                (5, 8, s("struct ring")),
+                (10, 14, s("ring_push")),
+                (16, 18, s("ring_head"))
+            ]
+        );
+        assert_eq!(
+            listing("geometry.cpp"),
+            vec![
+                (1, 1, None),
+                (3, 3, s("geo")),
+                (5, 6, s("geo::Circle")),
+                (7, 7, s("geo::Circle::Circle")),
+                (8, 8, s("geo::Circle::area")),
+                (10, 12, s("geo::Circle")),
+                (14, 16, s("geo::distance")),
+                (18, 18, s("geo")),
+                (20, 20, s("geo_area")),
+            ]
+        );
+    }
+
+    #[test]
+    fn every_fixture_line_belongs_to_one_chunk() {
+        for f in [
+            "server.go",
+            "widget.ts",
+            "cart.js",
+            "Invoice.java",
+            "ring.c",
+            "geometry.cpp",
+        ] {
+            let text = std::fs::read_to_string(format!(
+                "{}/tests/fixtures/{f}",
+                env!("CARGO_MANIFEST_DIR")
+            ))
+            .unwrap();
+            let chunks = chunk(&parse(f, text.as_bytes()).unwrap());
+            for (i, line) in text
+                .lines()
+                .enumerate()
+                .filter(|(_, l)| !l.trim().is_empty())
+            {
+                let n = i as u32 + 1;
+                let holders = chunks
+                    .iter()
+                    .filter(|c| {
+                        c.spans[0]
+                            .line_bounds()
+                            .is_some_and(|(a, b)| a <= n && n <= b)
+                    })
+                    .count();
+                assert_eq!(holders, 1, "{f} line {n} {line:?}");
+            }
+        }
     }
 }

@@ -8,6 +8,13 @@ use tree_sitter::Node;
 pub enum Lang {
     Rust,
     Python,
+    Go,
+    JavaScript,
+    TypeScript,
+    Tsx,
+    Java,
+    C,
+    Cpp,
 }
 
 /// What a syntax node is to the chunker.
@@ -26,13 +33,30 @@ pub enum Role {
 
 impl Lang {
     /// Every supported language.
-    pub const ALL: &'static [Lang] = &[Lang::Rust, Lang::Python];
+    pub const ALL: &'static [Lang] = &[
+        Lang::Rust,
+        Lang::Python,
+        Lang::Go,
+        Lang::JavaScript,
+        Lang::TypeScript,
+        Lang::Tsx,
+        Lang::Java,
+        Lang::C,
+        Lang::Cpp,
+    ];
 
     /// File name patterns.
     pub fn patterns(self) -> &'static [&'static str] {
         match self {
             Lang::Rust => &["*.rs"],
             Lang::Python => &["*.py", "*.pyi"],
+            Lang::Go => &["*.go"],
+            Lang::JavaScript => &["*.js", "*.jsx", "*.mjs", "*.cjs"],
+            Lang::TypeScript => &["*.ts", "*.mts", "*.cts"],
+            Lang::Tsx => &["*.tsx"],
+            Lang::Java => &["*.java"],
+            Lang::C => &["*.c", "*.h"],
+            Lang::Cpp => &["*.cpp", "*.cc", "*.cxx", "*.hpp", "*.hh", "*.hxx"],
         }
     }
 
@@ -42,6 +66,13 @@ impl Lang {
         match ext.as_str() {
             "rs" => Some(Lang::Rust),
             "py" | "pyi" => Some(Lang::Python),
+            "go" => Some(Lang::Go),
+            "js" | "jsx" | "mjs" | "cjs" => Some(Lang::JavaScript),
+            "ts" | "mts" | "cts" => Some(Lang::TypeScript),
+            "tsx" => Some(Lang::Tsx),
+            "java" => Some(Lang::Java),
+            "c" | "h" => Some(Lang::C),
+            "cpp" | "cc" | "cxx" | "hpp" | "hh" | "hxx" => Some(Lang::Cpp),
             _ => None,
         }
     }
@@ -51,6 +82,12 @@ impl Lang {
         match self {
             Lang::Rust => "rust",
             Lang::Python => "python",
+            Lang::Go => "go",
+            Lang::JavaScript => "javascript",
+            Lang::TypeScript | Lang::Tsx => "typescript",
+            Lang::Java => "java",
+            Lang::C => "c",
+            Lang::Cpp => "cpp",
         }
     }
 
@@ -59,6 +96,12 @@ impl Lang {
         match self {
             Lang::Rust => "code-rust-ast-v1",
             Lang::Python => "code-python-ast-v1",
+            Lang::Go => "code-go-ast-v1",
+            Lang::JavaScript => "code-js-ast-v1",
+            Lang::TypeScript | Lang::Tsx => "code-ts-ast-v1",
+            Lang::Java => "code-java-ast-v1",
+            Lang::C => "code-c-ast-v1",
+            Lang::Cpp => "code-cpp-ast-v1",
         }
     }
 
@@ -67,22 +110,43 @@ impl Lang {
         match self {
             Lang::Rust => tree_sitter_rust::LANGUAGE.into(),
             Lang::Python => tree_sitter_python::LANGUAGE.into(),
+            Lang::Go => tree_sitter_go::LANGUAGE.into(),
+            Lang::JavaScript => tree_sitter_javascript::LANGUAGE.into(),
+            Lang::TypeScript => tree_sitter_typescript::LANGUAGE_TYPESCRIPT.into(),
+            Lang::Tsx => tree_sitter_typescript::LANGUAGE_TSX.into(),
+            Lang::Java => tree_sitter_java::LANGUAGE.into(),
+            Lang::C => tree_sitter_c::LANGUAGE.into(),
+            Lang::Cpp => tree_sitter_cpp::LANGUAGE.into(),
         }
     }
 
-    /// Module prefix for symbols from the workspace path (Python's dotted
-    /// module path; Rust symbols are file-scoped).
-    pub fn module(self, path: &str) -> String {
+    /// Symbol prefix from the file: Python's dotted module path, the
+    /// slash-separated module path for JS/TS, the package for Go and Java
+    /// (read from the source); Rust, C and C++ symbols are file-scoped.
+    pub fn module(self, path: &str, root: Node<'_>, src: &[u8]) -> String {
+        let stem = path
+            .rsplit_once('.')
+            .map_or(path, |(s, _)| s)
+            .trim_start_matches("./");
         match self {
-            Lang::Rust => String::new(),
-            Lang::Python => {
-                let stem = path
-                    .strip_suffix(".pyi")
-                    .or_else(|| path.strip_suffix(".py"))
-                    .unwrap_or(path);
-                let stem = stem.strip_suffix("/__init__").unwrap_or(stem);
-                stem.trim_start_matches("./").replace('/', ".")
-            }
+            Lang::Python => stem
+                .strip_suffix("/__init__")
+                .unwrap_or(stem)
+                .replace('/', "."),
+            Lang::JavaScript | Lang::TypeScript | Lang::Tsx => stem.to_string(),
+            Lang::Go => first_child_text(root, "package_clause", src)
+                .map(|t| t.trim_start_matches("package").trim().to_string())
+                .unwrap_or_default(),
+            Lang::Java => first_child_text(root, "package_declaration", src)
+                .map(|t| {
+                    t.trim_start_matches("package")
+                        .trim()
+                        .trim_end_matches(';')
+                        .trim()
+                        .to_string()
+                })
+                .unwrap_or_default(),
+            Lang::Rust | Lang::C | Lang::Cpp => String::new(),
         }
     }
 
@@ -139,6 +203,129 @@ impl Lang {
                 "attribute_item" => Role::Leading,
                 _ => Role::Glue,
             },
+            Lang::Go => match node.kind() {
+                "function_declaration" => {
+                    name("name").map_or(Role::Glue, |n| Role::Item(join_dotted(prefix, &n)))
+                }
+                "method_declaration" => {
+                    let receiver = node
+                        .child_by_field_name("receiver")
+                        .and_then(|r| r.named_child(0))
+                        .and_then(|p| p.child_by_field_name("type"))
+                        .and_then(|t| t.utf8_text(src).ok())
+                        .unwrap_or("?")
+                        .to_string();
+                    let receiver = if receiver.starts_with('*') {
+                        format!("({receiver})")
+                    } else {
+                        receiver
+                    };
+                    name("name").map_or(Role::Glue, |n| {
+                        Role::Item(join_dotted(prefix, &format!("{receiver}.{n}")))
+                    })
+                }
+                "type_declaration" => node
+                    .named_child(0)
+                    .and_then(|spec| spec.child_by_field_name("name"))
+                    .and_then(|n| n.utf8_text(src).ok())
+                    .map_or(Role::Glue, |n| Role::Item(join_dotted(prefix, n))),
+                "comment" => Role::Leading,
+                _ => Role::Glue,
+            },
+            Lang::JavaScript | Lang::TypeScript | Lang::Tsx => match node.kind() {
+                "export_statement" => match node.child_by_field_name("declaration") {
+                    Some(decl) => self.role(decl, src, prefix),
+                    None => Role::Glue,
+                },
+                "function_declaration"
+                | "generator_function_declaration"
+                | "function_signature"
+                | "interface_declaration"
+                | "type_alias_declaration"
+                | "enum_declaration"
+                | "method_definition"
+                | "abstract_method_signature"
+                | "method_signature" => {
+                    name("name").map_or(Role::Glue, |n| Role::Item(join_dotted(prefix, &n)))
+                }
+                "class_declaration" | "abstract_class_declaration" => match name("name") {
+                    Some(n) => {
+                        let symbol = join_dotted(prefix, &n);
+                        Role::Container {
+                            prefix: symbol.clone(),
+                            symbol,
+                        }
+                    }
+                    None => Role::Glue,
+                },
+                "comment" => Role::Leading,
+                _ => Role::Glue,
+            },
+            Lang::Java => match node.kind() {
+                "method_declaration" | "constructor_declaration" => {
+                    name("name").map_or(Role::Glue, |n| Role::Item(join_dotted(prefix, &n)))
+                }
+                "class_declaration"
+                | "interface_declaration"
+                | "enum_declaration"
+                | "record_declaration" => match name("name") {
+                    Some(n) => {
+                        let symbol = join_dotted(prefix, &n);
+                        Role::Container {
+                            prefix: symbol.clone(),
+                            symbol,
+                        }
+                    }
+                    None => Role::Glue,
+                },
+                "line_comment" | "block_comment" => Role::Leading,
+                _ => Role::Glue,
+            },
+            Lang::C | Lang::Cpp => match node.kind() {
+                "function_definition" => match function_name(node, src) {
+                    Some(n) if prefix.is_empty() => Role::Item(n),
+                    Some(n) => Role::Item(format!("{prefix}::{n}")),
+                    None => Role::Glue,
+                },
+                "template_declaration" => {
+                    let mut cursor = node.walk();
+                    let inner = node.named_children(&mut cursor).last();
+                    inner.map_or(Role::Glue, |inner| self.role(inner, src, prefix))
+                }
+                "namespace_definition" | "class_specifier" | "struct_specifier"
+                    if self == Lang::Cpp =>
+                {
+                    match name("name") {
+                        Some(n) => {
+                            let inner = if prefix.is_empty() {
+                                n
+                            } else {
+                                format!("{prefix}::{n}")
+                            };
+                            Role::Container {
+                                symbol: inner.clone(),
+                                prefix: inner,
+                            }
+                        }
+                        None => Role::Glue,
+                    }
+                }
+                "struct_specifier" | "enum_specifier" | "union_specifier"
+                    if node.child_by_field_name("body").is_some() =>
+                {
+                    let keyword = node.kind().trim_end_matches("_specifier");
+                    name("name").map_or(Role::Glue, |n| Role::Item(format!("{keyword} {n}")))
+                }
+                // `struct s { … };` is a declaration wrapping its specifier.
+                "declaration" if node.child_by_field_name("declarator").is_none() => {
+                    match node.child_by_field_name("type") {
+                        Some(ty) => self.role(ty, src, prefix),
+                        None => Role::Glue,
+                    }
+                }
+                "comment" => Role::Leading,
+                _ => Role::Glue,
+            },
             Lang::Python => match node.kind() {
                 "decorated_definition" => match node.child_by_field_name("definition") {
                     Some(def) => self.role(def, src, prefix),
@@ -163,12 +350,17 @@ impl Lang {
         }
     }
 
-    /// The node holding a container's members (impl body, class body).
+    /// The node holding a container's members (impl body, class body,
+    /// namespace body).
     pub fn body<'t>(self, node: Node<'t>) -> Option<Node<'t>> {
-        let def = if node.kind() == "decorated_definition" {
-            node.child_by_field_name("definition")?
-        } else {
-            node
+        let def = match node.kind() {
+            "decorated_definition" => node.child_by_field_name("definition")?,
+            "export_statement" => node.child_by_field_name("declaration")?,
+            "template_declaration" => {
+                let mut cursor = node.walk();
+                node.named_children(&mut cursor).last()?
+            }
+            _ => node,
         };
         def.child_by_field_name("body")
     }
@@ -179,5 +371,27 @@ fn join_dotted(prefix: &str, name: &str) -> String {
         name.to_string()
     } else {
         format!("{prefix}.{name}")
+    }
+}
+
+/// Text of the first direct child of `root` of `kind`.
+fn first_child_text<'s>(root: Node<'_>, kind: &str, src: &'s [u8]) -> Option<&'s str> {
+    let mut cursor = root.walk();
+    let found = root.named_children(&mut cursor).find(|c| c.kind() == kind);
+    found.and_then(|n| n.utf8_text(src).ok())
+}
+
+/// The declared name of a C/C++ function definition (`name`,
+/// `Class::method`, `operator+`), through pointer and reference declarators.
+fn function_name(node: Node<'_>, src: &[u8]) -> Option<String> {
+    let mut decl = node.child_by_field_name("declarator")?;
+    loop {
+        match decl.kind() {
+            "function_declarator" => {
+                let inner = decl.child_by_field_name("declarator")?;
+                return inner.utf8_text(src).ok().map(str::to_string);
+            }
+            _ => decl = decl.child_by_field_name("declarator")?,
+        }
     }
 }
