@@ -6,6 +6,7 @@
 pub mod app;
 pub mod config;
 pub mod fetch;
+pub mod git;
 pub mod ids;
 pub mod ingest;
 pub mod llm;

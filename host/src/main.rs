@@ -55,6 +55,9 @@ enum Command {
         /// Only code in this language (`rust`, `python`, `shell`, `yaml`…).
         #[arg(long)]
         code_lang: Option<String>,
+        /// Only files from the git work tree with this name.
+        #[arg(long)]
+        repo: Option<String>,
     },
     /// List indexed items.
     List {
@@ -198,12 +201,14 @@ fn run(cli: Cli) -> Result<u8> {
             k,
             kind,
             code_lang,
+            repo,
         } => {
             let app = App::open(config, paths)?;
             let k = k.unwrap_or(app.config.search.default_k).max(1);
             let filter = kebab::store::ChunkFilter {
                 kind,
                 code_lang: code_lang.map(|l| l.to_lowercase()),
+                repo,
             };
             let response = kebab::search::lexical(
                 &app.store,

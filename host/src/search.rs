@@ -121,6 +121,8 @@ fn hit(rank: u32, row: LexicalRow, terms: &[String], snippet_chars: usize) -> Op
         index_version: INDEX_VERSION,
         embedding_model: None,
         chunker_version: row.chunker_version,
+        code_lang: row.spans[0]["lang"].as_str().map(String::from),
+        repo: row.repo,
     })
 }
 

@@ -126,6 +126,8 @@ pub struct LexicalRow {
     pub chunker_version: String,
     /// BM25 relevance, larger is better.
     pub bm25: f64,
+    /// Git work tree the document belongs to.
+    pub repo: Option<String>,
 }
 
 /// Restrictions on which chunks a search may return.
@@ -135,6 +137,8 @@ pub struct ChunkFilter {
     pub kind: Option<String>,
     /// Only code chunks of this language label (`rust`, `yaml`, …).
     pub code_lang: Option<String>,
+    /// Only documents from the git work tree with this name.
+    pub repo: Option<String>,
 }
 
 /// A listed document.
@@ -156,6 +160,10 @@ pub struct DocRow {
     pub plugin_name: String,
     pub plugin_version: String,
     pub fallback_reason: Option<String>,
+    /// Git work tree, branch and commit, when the file is in one.
+    pub repo: Option<String>,
+    pub git_branch: Option<String>,
+    pub git_commit: Option<String>,
 }
 
 /// An open index.
@@ -400,18 +408,26 @@ impl Store {
     ) -> Result<Vec<LexicalRow>, StoreError> {
         let mut stmt = self.conn.prepare_cached(
             "SELECT c.chunk_id, c.doc_id, d.workspace_path, c.heading_path_json, c.section_label, c.text,
-                    c.source_spans_json, c.chunker_version, bm25(chunks_fts, 0.0, 0.0, 2.0, 1.0) AS rank
+                    c.source_spans_json, c.chunker_version, bm25(chunks_fts, 0.0, 0.0, 2.0, 1.0) AS rank,
+                    json_extract(d.metadata_json, '$.repo')
              FROM chunks_fts
              JOIN chunks c ON c.rowid = chunks_fts.rowid
              JOIN documents d ON d.doc_id = c.doc_id
              WHERE chunks_fts MATCH ?1
                AND (?3 IS NULL OR json_extract(c.source_spans_json, '$[0].symbol') LIKE ?3 || '/%')
                AND (?4 IS NULL OR json_extract(c.source_spans_json, '$[0].lang') = ?4)
+               AND (?5 IS NULL OR json_extract(d.metadata_json, '$.repo') = ?5)
              ORDER BY rank, c.chunk_id
              LIMIT ?2",
         )?;
         let rows = stmt.query_map(
-            params![fts_query, k as i64, filter.kind, filter.code_lang],
+            params![
+                fts_query,
+                k as i64,
+                filter.kind,
+                filter.code_lang,
+                filter.repo
+            ],
             |r| {
                 Ok(LexicalRow {
                     chunk_id: r.get(0)?,
@@ -423,6 +439,7 @@ impl Store {
                     spans: serde_json::from_str(&r.get::<_, String>(6)?).unwrap_or(Value::Null),
                     chunker_version: r.get(7)?,
                     bm25: -r.get::<_, f64>(8)?,
+                    repo: r.get(9)?,
                 })
             },
         )?;
@@ -437,7 +454,9 @@ impl Store {
                     d.created_at, d.updated_at, d.parser_version, d.chunker_version, d.plugin_name,
                     d.plugin_version, d.fallback_reason,
                     (SELECT json_group_array(tag) FROM (SELECT tag FROM document_tags t
-                      WHERE t.doc_id = d.doc_id ORDER BY tag))
+                      WHERE t.doc_id = d.doc_id ORDER BY tag)),
+                    json_extract(d.metadata_json, '$.repo'), json_extract(d.metadata_json, '$.git_branch'),
+                    json_extract(d.metadata_json, '$.git_commit')
              FROM documents d JOIN assets a ON a.asset_id = d.asset_id
              ORDER BY d.workspace_path",
         )?;
@@ -459,6 +478,9 @@ impl Store {
                 plugin_version: r.get(13)?,
                 fallback_reason: r.get(14)?,
                 tags: parse_json(&r.get::<_, String>(15)?),
+                repo: r.get(16)?,
+                git_branch: r.get(17)?,
+                git_commit: r.get(18)?,
             })
         })?;
         Ok(rows.collect::<Result<_, _>>()?)

@@ -20,7 +20,29 @@ pub const BUILTIN_BLACKLIST: &[&str] = &[
     ".tox",
     ".mypy_cache",
     ".pytest_cache",
+    "vendor",
+    "third_party",
+    "bower_components",
+    ".gradle",
+    ".next",
 ];
+
+/// Machine-written files passed over by name: lock files and minified code.
+pub fn is_generated_name(name: &str) -> bool {
+    const LOCKFILES: &[&str] = &[
+        "Cargo.lock",
+        "package-lock.json",
+        "yarn.lock",
+        "pnpm-lock.yaml",
+        "poetry.lock",
+        "Pipfile.lock",
+        "uv.lock",
+        "go.sum",
+        "composer.lock",
+        "Gemfile.lock",
+    ];
+    LOCKFILES.contains(&name) || name.ends_with(".min.js") || name.ends_with(".min.css")
+}
 
 /// Why a file was passed over without being parsed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -39,6 +61,9 @@ pub enum SkipReason {
     Unchanged,
     /// Indexed before, but no plugin handles it now (removed or disabled).
     Orphaned,
+    /// Machine-written: lock files, minified code, `@generated` /
+    /// `DO NOT EDIT` sources.
+    Generated,
 }
 
 impl SkipReason {
@@ -52,6 +77,7 @@ impl SkipReason {
             SkipReason::Unsupported => "unsupported",
             SkipReason::Unchanged => "unchanged",
             SkipReason::Orphaned => "orphaned",
+            SkipReason::Generated => "generated",
         }
     }
 
@@ -141,6 +167,14 @@ pub fn walk(start: &Path, root: &Path, opts: &WalkOptions) -> Vec<WalkItem> {
                     continue;
                 }
                 let rel = relative(entry.path(), root);
+                if is_generated_name(&entry.file_name().to_string_lossy()) {
+                    out.push(WalkItem::Skipped {
+                        rel,
+                        reason: SkipReason::Generated,
+                        detail: "lock file or minified code".into(),
+                    });
+                    continue;
+                }
                 match entry.metadata() {
                     Ok(meta) if meta.len() == 0 => out.push(WalkItem::Skipped {
                         rel,

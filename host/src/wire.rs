@@ -154,6 +154,12 @@ pub struct SearchHit {
     pub index_version: &'static str,
     pub embedding_model: Option<String>,
     pub chunker_version: String,
+    /// Git work tree (code hits in a repository).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub repo: Option<String>,
+    /// Language label (code hits).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub code_lang: Option<String>,
 }
 
 /// `search_response.v1`.
@@ -185,6 +191,12 @@ pub struct DocSummary {
     pub plugin: String,
     pub plugin_version: String,
     pub fallback_reason: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub repo: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub git_branch: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub git_commit: Option<String>,
 }
 
 /// `error.v1`: a fatal error in `--json` mode.

@@ -50,6 +50,9 @@ pub(crate) fn list_docs(app: &App, json: bool) -> Result<u8> {
             plugin: d.plugin_name,
             plugin_version: d.plugin_version,
             fallback_reason: d.fallback_reason,
+            repo: d.repo,
+            git_branch: d.git_branch,
+            git_commit: d.git_commit,
         })
         .collect();
     if json {

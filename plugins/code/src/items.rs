@@ -5,6 +5,7 @@ use kebab_plugin_sdk::{Block, BlockKind, Chunk, CodeSpan, Document, PluginError,
 use tree_sitter::{Node, Parser};
 
 use crate::lang::{Lang, Role};
+use crate::tier2::Tier2;
 
 /// Longest chunk, in lines; longer items are cut into pieces this long.
 pub const MAX_CHUNK_LINES: u32 = 200;
@@ -19,14 +20,23 @@ pub struct Piece {
     pub symbol: Option<String>,
 }
 
-/// Parse a source file into one block per item, container part and glue run.
+/// Parse a source file into one block per item, container part and glue
+/// run (Tier 1), or per Dockerfile stage / manifest file (Tier 2).
 pub fn parse(path: &str, bytes: &[u8]) -> Result<Document, PluginError> {
-    let lang = Lang::of_path(path)
-        .ok_or_else(|| PluginError::Unsupported(format!("no AST chunker for {path}")))?;
     let text = std::str::from_utf8(bytes).map_err(|e| {
         PluginError::Malformed(format!("invalid UTF-8 at byte {}", e.valid_up_to()))
     })?;
-    let pieces = pieces(lang, path, text)?;
+    let (pieces, label, chunker) = if let Some(t2) = Tier2::of_path(path) {
+        (t2.pieces(path, text), t2.label(), t2.chunker_version())
+    } else {
+        let lang = Lang::of_path(path)
+            .ok_or_else(|| PluginError::Unsupported(format!("no AST chunker for {path}")))?;
+        (
+            pieces(lang, path, text)?,
+            lang.label(),
+            lang.chunker_version(),
+        )
+    };
     let blocks = pieces
         .into_iter()
         .map(|p| Block {
@@ -37,10 +47,10 @@ pub fn parse(path: &str, bytes: &[u8]) -> Result<Document, PluginError> {
                 start: p.start,
                 end: p.end,
                 symbol: p.symbol,
-                lang: Some(lang.label().into()),
+                lang: Some(label.into()),
             }),
             level: None,
-            lang: Some(lang.label().into()),
+            lang: Some(label.into()),
         })
         .collect();
     Ok(Document {
@@ -48,8 +58,8 @@ pub fn parse(path: &str, bytes: &[u8]) -> Result<Document, PluginError> {
         lang: None,
         blocks,
         metadata: vec![
-            (CHUNKER_KEY.into(), lang.chunker_version().into()),
-            ("code_lang".into(), lang.label().into()),
+            (CHUNKER_KEY.into(), chunker.into()),
+            ("code_lang".into(), label.into()),
         ],
     })
 }

@@ -10,6 +10,7 @@
 
 pub mod items;
 pub mod lang;
+pub mod tier2;
 
 use kebab_plugin_sdk::{Chunk, ChunkPolicy, Document, Guest, PluginError, PluginInfo};
 
@@ -25,7 +26,9 @@ impl Guest for CodePlugin {
             chunker_version: "code-ast-v1".into(),
             handles: lang::Lang::ALL
                 .iter()
-                .flat_map(|l| l.patterns().iter().map(|p| p.to_string()))
+                .flat_map(|l| l.patterns().iter().copied())
+                .chain(tier2::Tier2::patterns())
+                .map(String::from)
                 .collect(),
             accepts_binary: false,
         }
