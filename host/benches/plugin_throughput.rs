@@ -140,6 +140,8 @@ fn main() {
         native_call.as_secs_f64() * 1e6
     );
 
+    code_throughput(&runtime, &limits, policy);
+
     // Whole pipeline: walk + WASM + validation + SQLite, as `kebab ingest`.
     let dir = tempfile::tempdir().expect("tempdir");
     let corpus = dir.path().join("corpus");
@@ -173,4 +175,66 @@ fn main() {
         start.elapsed().as_secs_f64() * 1e3,
         again.skipped_unchanged
     );
+}
+
+/// A deterministic Rust or Python source file of a few KB.
+fn source(i: usize) -> (String, String) {
+    if i.is_multiple_of(2) {
+        let mut s = format!("//! Module {i}.\nuse std::collections::HashMap;\n\n");
+        for f in 0..8 {
+            s.push_str(&format!(
+                "/// Function {f}.\npub fn func_{i}_{f}(input: &[u32]) -> HashMap<u32, usize> {{\n    let mut m = HashMap::new();\n    for v in input {{\n        *m.entry(*v).or_insert(0) += 1;\n    }}\n    m\n}}\n\n"
+            ));
+        }
+        s.push_str(&format!("pub struct S{i} {{\n    v: u32,\n}}\n\nimpl S{i} {{\n    pub fn get(&self) -> u32 {{\n        self.v\n    }}\n}}\n"));
+        (format!("src/m{i}.rs"), s)
+    } else {
+        let mut s = format!("\"\"\"Module {i}.\"\"\"\nimport os\n\n\n");
+        for f in 0..8 {
+            s.push_str(&format!("def func_{i}_{f}(path):\n    \"\"\"Join.\"\"\"\n    return os.path.join(path, '{f}')\n\n\n"));
+        }
+        s.push_str(&format!(
+            "class C{i}:\n    def method(self):\n        return {i}\n"
+        ));
+        (format!("pkg/m{i}.py"), s)
+    }
+}
+
+/// The code plugin (tree-sitter) natively vs as a component.
+fn code_throughput(runtime: &Runtime, limits: &Limits, policy: ChunkPolicy) {
+    let files: Vec<(String, String)> = (0..FILES).map(source).collect();
+    let bytes: usize = files.iter().map(|(_, s)| s.len()).sum();
+    println!(
+        "code corpus: {FILES} generated Rust/Python files, {:.2} MB",
+        bytes as f64 / 1e6
+    );
+    let start = Instant::now();
+    let mut native_chunks = 0;
+    for (path, text) in &files {
+        let doc =
+            kebab_plugin_code::items::parse(path, text.as_bytes()).expect("native code parse");
+        native_chunks += kebab_plugin_code::items::chunk(&doc).len();
+    }
+    let native = figures("native code parse+chunk", bytes, FILES, start.elapsed());
+    let code = BUILT_IN.iter().find(|(n, _)| *n == "code").expect("code").1;
+    let compile = Instant::now();
+    let plugin = runtime.load(code).expect("load code");
+    println!(
+        "code component compile+load: {:.0} ms",
+        compile.elapsed().as_secs_f64() * 1e3
+    );
+    let start = Instant::now();
+    let mut wasm_chunks = 0;
+    for (path, text) in &files {
+        let out = runtime
+            .parse_and_chunk(&plugin, limits, path, text.as_bytes(), policy)
+            .expect("wasm code parse");
+        wasm_chunks += out.chunks.len();
+    }
+    let wasm = figures("wasm code parse+chunk", bytes, FILES, start.elapsed());
+    assert_eq!(
+        native_chunks, wasm_chunks,
+        "both paths must do the same work"
+    );
+    println!("code wasm/native time ratio: {:.2}x", wasm / native);
 }

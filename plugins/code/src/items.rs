@@ -513,6 +513,24 @@ mod language_fixtures {
     }
 
     #[test]
+    fn kotlin_classes_objects_and_functions() {
+        assert_eq!(
+            listing("Billing.kt"),
+            vec![
+                (1, 3, None),
+                (5, 7, s("com.acme.billing.Ledger")),
+                (9, 11, s("com.acme.billing.Ledger.add")),
+                (13, 13, s("com.acme.billing.Ledger.balance")),
+                (14, 14, s("com.acme.billing.Ledger")),
+                (16, 17, s("com.acme.billing.today")),
+                (19, 19, s("com.acme.billing.Registry")),
+                (20, 20, s("com.acme.billing.Registry.lookup")),
+                (21, 21, s("com.acme.billing.Registry")),
+            ]
+        );
+    }
+
+    #[test]
     fn every_fixture_line_belongs_to_one_chunk() {
         for f in [
             "server.go",

@@ -13,6 +13,7 @@ pub enum Lang {
     TypeScript,
     Tsx,
     Java,
+    Kotlin,
     C,
     Cpp,
 }
@@ -41,6 +42,7 @@ impl Lang {
         Lang::TypeScript,
         Lang::Tsx,
         Lang::Java,
+        Lang::Kotlin,
         Lang::C,
         Lang::Cpp,
     ];
@@ -55,6 +57,7 @@ impl Lang {
             Lang::TypeScript => &["*.ts", "*.mts", "*.cts"],
             Lang::Tsx => &["*.tsx"],
             Lang::Java => &["*.java"],
+            Lang::Kotlin => &["*.kt", "*.kts"],
             Lang::C => &["*.c", "*.h"],
             Lang::Cpp => &["*.cpp", "*.cc", "*.cxx", "*.hpp", "*.hh", "*.hxx"],
         }
@@ -71,6 +74,7 @@ impl Lang {
             "ts" | "mts" | "cts" => Some(Lang::TypeScript),
             "tsx" => Some(Lang::Tsx),
             "java" => Some(Lang::Java),
+            "kt" | "kts" => Some(Lang::Kotlin),
             "c" | "h" => Some(Lang::C),
             "cpp" | "cc" | "cxx" | "hpp" | "hh" | "hxx" => Some(Lang::Cpp),
             _ => None,
@@ -86,6 +90,7 @@ impl Lang {
             Lang::JavaScript => "javascript",
             Lang::TypeScript | Lang::Tsx => "typescript",
             Lang::Java => "java",
+            Lang::Kotlin => "kotlin",
             Lang::C => "c",
             Lang::Cpp => "cpp",
         }
@@ -100,6 +105,7 @@ impl Lang {
             Lang::JavaScript => "code-js-ast-v1",
             Lang::TypeScript | Lang::Tsx => "code-ts-ast-v1",
             Lang::Java => "code-java-ast-v1",
+            Lang::Kotlin => "code-kotlin-ast-v1",
             Lang::C => "code-c-ast-v1",
             Lang::Cpp => "code-cpp-ast-v1",
         }
@@ -115,6 +121,7 @@ impl Lang {
             Lang::TypeScript => tree_sitter_typescript::LANGUAGE_TYPESCRIPT.into(),
             Lang::Tsx => tree_sitter_typescript::LANGUAGE_TSX.into(),
             Lang::Java => tree_sitter_java::LANGUAGE.into(),
+            Lang::Kotlin => tree_sitter_kotlin_ng::LANGUAGE.into(),
             Lang::C => tree_sitter_c::LANGUAGE.into(),
             Lang::Cpp => tree_sitter_cpp::LANGUAGE.into(),
         }
@@ -135,6 +142,9 @@ impl Lang {
                 .replace('/', "."),
             Lang::JavaScript | Lang::TypeScript | Lang::Tsx => stem.to_string(),
             Lang::Go => first_child_text(root, "package_clause", src)
+                .map(|t| t.trim_start_matches("package").trim().to_string())
+                .unwrap_or_default(),
+            Lang::Kotlin => first_child_text(root, "package_header", src)
                 .map(|t| t.trim_start_matches("package").trim().to_string())
                 .unwrap_or_default(),
             Lang::Java => first_child_text(root, "package_declaration", src)
@@ -281,6 +291,23 @@ impl Lang {
                 "line_comment" | "block_comment" => Role::Leading,
                 _ => Role::Glue,
             },
+            Lang::Kotlin => match node.kind() {
+                "function_declaration" => {
+                    name("name").map_or(Role::Glue, |n| Role::Item(join_dotted(prefix, &n)))
+                }
+                "class_declaration" | "object_declaration" => match name("name") {
+                    Some(n) => {
+                        let symbol = join_dotted(prefix, &n);
+                        Role::Container {
+                            prefix: symbol.clone(),
+                            symbol,
+                        }
+                    }
+                    None => Role::Glue,
+                },
+                "line_comment" | "block_comment" => Role::Leading,
+                _ => Role::Glue,
+            },
             Lang::C | Lang::Cpp => match node.kind() {
                 "function_definition" => match function_name(node, src) {
                     Some(n) if prefix.is_empty() => Role::Item(n),
@@ -362,7 +389,12 @@ impl Lang {
             }
             _ => node,
         };
-        def.child_by_field_name("body")
+        def.child_by_field_name("body").or_else(|| {
+            // Kotlin's class and object bodies are plain children.
+            let mut cursor = def.walk();
+            def.named_children(&mut cursor)
+                .find(|c| matches!(c.kind(), "class_body" | "enum_class_body"))
+        })
     }
 }
 
