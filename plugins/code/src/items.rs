@@ -103,6 +103,11 @@ pub fn pieces(lang: Lang, path: &str, text: &str) -> Result<Vec<Piece>, PluginEr
         .parse(text, None)
         .ok_or_else(|| PluginError::Malformed("the parser gave up".into()))?;
     let root = tree.root_node();
+    if lang == Lang::C && path.ends_with(".h") && looks_like_cpp(text) {
+        return Err(PluginError::Malformed(
+            "C++ syntax in a .h file read as C".into(),
+        ));
+    }
     if root.has_error() {
         let at = first_error(root).map_or(0, |n| n.start_position().row + 1);
         return Err(PluginError::Malformed(format!(
@@ -125,6 +130,19 @@ pub fn pieces(lang: Lang, path: &str, text: &str) -> Result<Vec<Piece>, PluginEr
     all.extend(uncovered(1, lines.len() as u32, &items, &lines, None));
     all.sort_by_key(|p| p.start);
     Ok(all)
+}
+
+/// C++-only constructs that the C grammar can misread without an error.
+fn looks_like_cpp(text: &str) -> bool {
+    text.lines().any(|l| {
+        let t = l.trim_start();
+        t.starts_with("namespace ")
+            || t.starts_with("class ")
+            || t.starts_with("template")
+            || t.starts_with("public:")
+            || t.starts_with("private:")
+            || t.starts_with("using ")
+    }) || text.contains("::")
 }
 
 fn first_error(node: Node<'_>) -> Option<Node<'_>> {
@@ -510,6 +528,16 @@ mod language_fixtures {
                 (20, 20, s("geo_area")),
             ]
         );
+    }
+
+    #[test]
+    fn cpp_in_a_header_is_refused_so_the_text_plugin_takes_it() {
+        let header = b"namespace geo {\nclass Circle {\npublic:\n  double r;\n};\n}\n";
+        assert!(matches!(
+            parse("geo.h", header),
+            Err(PluginError::Malformed(_))
+        ));
+        assert!(parse("ring.h", b"int ring_push(int v);\n").is_ok());
     }
 
     #[test]
