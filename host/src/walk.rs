@@ -80,14 +80,6 @@ impl SkipReason {
             SkipReason::Generated => "generated",
         }
     }
-
-    /// Whether the skip points at bad input (what `--strict` fails on).
-    pub fn is_bad_input(self) -> bool {
-        matches!(
-            self,
-            SkipReason::SizeExceeded | SkipReason::Empty | SkipReason::Binary
-        )
-    }
 }
 
 /// One thing the walk found.

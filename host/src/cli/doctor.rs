@@ -59,7 +59,17 @@ pub(crate) fn doctor(config: Config, paths: Paths, json: bool) -> Result<u8> {
                 "sqlite_open",
                 app.store
                     .schema_version()
-                    .map(|v| format!("{} (schema v{v})", paths.sqlite().display()))
+                    .and_then(|v| {
+                        app.store
+                            .counts()
+                            .map(|(docs, chunks, _)| (v, docs, chunks))
+                    })
+                    .map(|(v, docs, chunks)| {
+                        format!(
+                            "{} (schema v{v}, {docs} documents, {chunks} chunks)",
+                            paths.sqlite().display()
+                        )
+                    })
                     .map_err(|e| (e.to_string(), "move the file aside and re-ingest".into())),
             );
             check(
