@@ -168,6 +168,18 @@ impl Lang {
                 .and_then(|n| n.utf8_text(src).ok())
                 .map(str::to_string)
         };
+        // `prefix.name` as an item, or as a container of `prefix.name.*`.
+        let dotted_item =
+            || name("name").map_or(Role::Glue, |n| Role::Item(join_dotted(prefix, &n)));
+        let dotted_container = || {
+            name("name").map_or(Role::Glue, |n| {
+                let symbol = join_dotted(prefix, &n);
+                Role::Container {
+                    prefix: symbol.clone(),
+                    symbol,
+                }
+            })
+        };
         match self {
             Lang::Rust => match node.kind() {
                 "function_item" | "function_signature_item" => match name("name") {
@@ -214,9 +226,7 @@ impl Lang {
                 _ => Role::Glue,
             },
             Lang::Go => match node.kind() {
-                "function_declaration" => {
-                    name("name").map_or(Role::Glue, |n| Role::Item(join_dotted(prefix, &n)))
-                }
+                "function_declaration" => dotted_item(),
                 "method_declaration" => {
                     let receiver = node
                         .child_by_field_name("receiver")
@@ -255,56 +265,23 @@ impl Lang {
                 | "enum_declaration"
                 | "method_definition"
                 | "abstract_method_signature"
-                | "method_signature" => {
-                    name("name").map_or(Role::Glue, |n| Role::Item(join_dotted(prefix, &n)))
-                }
-                "class_declaration" | "abstract_class_declaration" => match name("name") {
-                    Some(n) => {
-                        let symbol = join_dotted(prefix, &n);
-                        Role::Container {
-                            prefix: symbol.clone(),
-                            symbol,
-                        }
-                    }
-                    None => Role::Glue,
-                },
+                | "method_signature" => dotted_item(),
+                "class_declaration" | "abstract_class_declaration" => dotted_container(),
                 "comment" => Role::Leading,
                 _ => Role::Glue,
             },
             Lang::Java => match node.kind() {
-                "method_declaration" | "constructor_declaration" => {
-                    name("name").map_or(Role::Glue, |n| Role::Item(join_dotted(prefix, &n)))
-                }
+                "method_declaration" | "constructor_declaration" => dotted_item(),
                 "class_declaration"
                 | "interface_declaration"
                 | "enum_declaration"
-                | "record_declaration" => match name("name") {
-                    Some(n) => {
-                        let symbol = join_dotted(prefix, &n);
-                        Role::Container {
-                            prefix: symbol.clone(),
-                            symbol,
-                        }
-                    }
-                    None => Role::Glue,
-                },
+                | "record_declaration" => dotted_container(),
                 "line_comment" | "block_comment" => Role::Leading,
                 _ => Role::Glue,
             },
             Lang::Kotlin => match node.kind() {
-                "function_declaration" => {
-                    name("name").map_or(Role::Glue, |n| Role::Item(join_dotted(prefix, &n)))
-                }
-                "class_declaration" | "object_declaration" => match name("name") {
-                    Some(n) => {
-                        let symbol = join_dotted(prefix, &n);
-                        Role::Container {
-                            prefix: symbol.clone(),
-                            symbol,
-                        }
-                    }
-                    None => Role::Glue,
-                },
+                "function_declaration" => dotted_item(),
+                "class_declaration" | "object_declaration" => dotted_container(),
                 "line_comment" | "block_comment" => Role::Leading,
                 _ => Role::Glue,
             },
@@ -358,19 +335,8 @@ impl Lang {
                     Some(def) => self.role(def, src, prefix),
                     None => Role::Glue,
                 },
-                "function_definition" => {
-                    name("name").map_or(Role::Glue, |n| Role::Item(join_dotted(prefix, &n)))
-                }
-                "class_definition" => match name("name") {
-                    Some(n) => {
-                        let symbol = join_dotted(prefix, &n);
-                        Role::Container {
-                            prefix: symbol.clone(),
-                            symbol,
-                        }
-                    }
-                    None => Role::Glue,
-                },
+                "function_definition" => dotted_item(),
+                "class_definition" => dotted_container(),
                 "comment" => Role::Leading,
                 _ => Role::Glue,
             },
