@@ -90,6 +90,10 @@ pub(crate) fn print_answer(
         a.prompt_template_version
     );
     if explain {
+        if a.grounded {
+            println!();
+            print_claims(&a.answer, &outcome.packed);
+        }
         println!();
         println!("retrieval trace");
         println!("  query            {question:?}");
@@ -165,4 +169,61 @@ pub(crate) fn report_llm_error(
         eprintln!("error: {e}");
         eprintln!("  hint: {hint}");
     }
+}
+
+/// §1.2: each cited sentence of the answer, the evidence it cites and the
+/// evidence line that best supports it.
+fn print_claims(answer: &str, packed: &[kebab::rag::Packed]) {
+    for sentence in answer.split_inclusive(['.', '!', '?', '。', '\n']) {
+        let cited = kebab::rag::markers(sentence);
+        if cited.is_empty() {
+            continue;
+        }
+        let claim = strip_markers(sentence);
+        println!("▎ {}", claim.trim().trim_end_matches(['.', '!', '?', '。']));
+        for m in cited {
+            let Some(p) = packed.get(m as usize - 1) else {
+                continue;
+            };
+            println!("  └ {}", p.retrieved.hit.citation.uri());
+            if let Some(line) = best_line(&p.retrieved.text, &claim) {
+                println!("    「{line}」");
+            }
+        }
+    }
+}
+
+/// `text` without its `[#n]` markers.
+fn strip_markers(text: &str) -> String {
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(at) = rest.find("[#") {
+        out.push_str(&rest[..at]);
+        let tail = &rest[at + 2..];
+        let digits = tail.chars().take_while(char::is_ascii_digit).count();
+        if digits > 0 && tail[digits..].starts_with(']') {
+            rest = &tail[digits + 1..];
+        } else {
+            out.push_str("[#");
+            rest = tail;
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// The line of `evidence` sharing the most words with `claim`.
+fn best_line(evidence: &str, claim: &str) -> Option<String> {
+    let words = kebab::search::query_terms(claim);
+    evidence
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .map(|l| {
+            let lw = kebab::search::query_terms(l);
+            (words.iter().filter(|w| lw.contains(w)).count(), l)
+        })
+        .filter(|(n, _)| *n > 0)
+        .max_by_key(|(n, _)| *n)
+        .map(|(_, l)| l.chars().take(160).collect())
 }
