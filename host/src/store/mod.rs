@@ -1,0 +1,329 @@
+//! The SQLite index: schema migrations, one-transaction document writes,
+//! lexical (FTS5) lookups, answers and chat sessions.
+
+mod answers;
+mod documents;
+mod lexical;
+mod lookup;
+
+pub use answers::{AnswerRow, TurnRow};
+pub use documents::{DocRow, IndexedDoc, NewBlock, NewChunk, NewDocument, WriteOutcome};
+pub use lexical::{ChunkFilter, LexicalRow};
+pub use lookup::{ChunkRow, DocRef};
+
+use std::path::Path;
+
+use rusqlite::{Connection, OptionalExtension, params};
+use serde_json::Value;
+
+/// Numbered migrations, applied in order at open. Files are never edited
+/// after landing; a change is a new file.
+const MIGRATIONS: &[(u32, &str, &str)] = &[
+    (
+        1,
+        "V001__init.sql",
+        include_str!("../../../migrations/V001__init.sql"),
+    ),
+    (
+        2,
+        "V002__answers_and_chat.sql",
+        include_str!("../../../migrations/V002__answers_and_chat.sql"),
+    ),
+];
+
+/// Storage failures.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// SQLite reported an error.
+    #[error("sqlite: {0}")]
+    Sqlite(#[from] rusqlite::Error),
+    /// A migration could not be applied.
+    #[error("migration {name} failed: {source}")]
+    Migration {
+        name: &'static str,
+        source: rusqlite::Error,
+    },
+    /// The database was written by a newer kebab.
+    #[error("database schema v{found} is newer than this kebab (v{supported}); upgrade kebab")]
+    TooNew { found: u32, supported: u32 },
+    /// Another document already owns this workspace path.
+    #[error(
+        "workspace path `{workspace_path}` is already indexed from {existing}; \
+         set [workspace] root in the config so both trees get distinct paths"
+    )]
+    PathConflict {
+        workspace_path: String,
+        existing: String,
+    },
+}
+
+/// An open index.
+pub struct Store {
+    conn: Connection,
+}
+
+/// Current UTC time, RFC 3339.
+pub fn now_rfc3339() -> String {
+    time::OffsetDateTime::now_utc()
+        .format(&time::format_description::well_known::Rfc3339)
+        .expect("UTC timestamps format")
+}
+
+fn json_text(v: &impl serde::Serialize) -> String {
+    serde_json::to_string(v).expect("plain data serialises")
+}
+
+fn parse_json<T: serde::de::DeserializeOwned + Default>(text: &str) -> T {
+    serde_json::from_str(text).unwrap_or_default()
+}
+
+impl Store {
+    /// Open (creating if needed) the database at `path` and migrate it.
+    pub fn open(path: &Path) -> Result<Store, StoreError> {
+        let conn = Connection::open(path)?;
+        conn.busy_timeout(std::time::Duration::from_secs(10))?;
+        conn.execute_batch(
+            "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;",
+        )?;
+        let mut store = Store { conn };
+        store.migrate()?;
+        Ok(store)
+    }
+
+    /// The schema version in force.
+    pub fn schema_version(&self) -> Result<u32, StoreError> {
+        let has_meta: bool = self.conn.query_row(
+            "SELECT count(*) > 0 FROM sqlite_master WHERE type = 'table' AND name = 'schema_meta'",
+            [],
+            |r| r.get(0),
+        )?;
+        if !has_meta {
+            return Ok(0);
+        }
+        let v: Option<String> = self
+            .conn
+            .query_row(
+                "SELECT value FROM schema_meta WHERE key = 'schema_version'",
+                [],
+                |r| r.get(0),
+            )
+            .optional()?;
+        Ok(v.and_then(|s| s.parse().ok()).unwrap_or(0))
+    }
+
+    fn migrate(&mut self) -> Result<(), StoreError> {
+        let current = self.schema_version()?;
+        let supported = MIGRATIONS.last().map(|m| m.0).unwrap_or(0);
+        if current > supported {
+            return Err(StoreError::TooNew {
+                found: current,
+                supported,
+            });
+        }
+        for &(id, name, sql) in MIGRATIONS.iter().filter(|m| m.0 > current) {
+            let tx = self.conn.transaction()?;
+            let wrap = |source| StoreError::Migration { name, source };
+            tx.execute_batch(sql).map_err(wrap)?;
+            tx.execute(
+                "INSERT INTO migrations (id, applied_at, description) VALUES (?1, ?2, ?3)",
+                params![id, now_rfc3339(), name],
+            )
+            .map_err(wrap)?;
+            tx.execute(
+                "INSERT INTO schema_meta (key, value) VALUES ('schema_version', ?1)
+                 ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                params![id.to_string()],
+            )
+            .map_err(wrap)?;
+            tx.commit()?;
+        }
+        Ok(())
+    }
+
+    /// Row counts of the main tables (documents, chunks, FTS rows).
+    pub fn counts(&self) -> Result<(u64, u64, u64), StoreError> {
+        let count = |sql: &str| -> Result<u64, StoreError> {
+            Ok(self.conn.query_row(sql, [], |r| r.get::<_, i64>(0))? as u64)
+        };
+        Ok((
+            count("SELECT count(*) FROM documents")?,
+            count("SELECT count(*) FROM chunks")?,
+            count("SELECT count(*) FROM chunks_fts")?,
+        ))
+    }
+
+    /// Record a finished ingest run.
+    pub fn record_ingest_run(
+        &self,
+        run_id: &str,
+        report: &Value,
+        started_at: &str,
+    ) -> Result<(), StoreError> {
+        let n = |k: &str| report.get(k).and_then(Value::as_i64).unwrap_or(0);
+        self.conn.execute(
+            "INSERT INTO ingest_runs (run_id, scope_json, scanned, new_count, updated_count, skipped_count,
+                                      error_count, duration_ms, started_at, finished_at, items_json)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+            params![
+                run_id,
+                report.get("scope").cloned().unwrap_or(Value::Null).to_string(),
+                n("scanned"),
+                n("new"),
+                n("updated"),
+                n("skipped"),
+                n("errors"),
+                n("duration_ms"),
+                started_at,
+                now_rfc3339(),
+                report.get("items").cloned().unwrap_or(Value::Null).to_string()
+            ],
+        )?;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn doc(path: &str, text: &str) -> NewDocument {
+        let checksum = crate::ids::checksum(text.as_bytes());
+        let asset_id = crate::ids::asset_id(&checksum);
+        let doc_id = crate::ids::doc_id(path, &asset_id, "p1");
+        NewDocument {
+            asset_id,
+            checksum,
+            byte_len: text.len() as u64,
+            media_type: "markdown".into(),
+            doc_id: doc_id.clone(),
+            workspace_path: path.into(),
+            source_uri: format!("/abs/{path}"),
+            title: Some("T".into()),
+            lang: Some("en".into()),
+            source_type: "markdown".into(),
+            parser_version: "p1".into(),
+            chunker_version: "c1".into(),
+            plugin_name: "markdown".into(),
+            plugin_version: "1.0.0".into(),
+            policy_hash: "ph".into(),
+            fallback_reason: None,
+            metadata: json!({}),
+            provenance: json!([]),
+            tags: vec!["t".into()],
+            blocks: vec![NewBlock {
+                block_id: format!("b-{doc_id}"),
+                kind: "paragraph".into(),
+                heading_path: vec![],
+                span: json!({"kind":"line","start":1,"end":1}),
+                payload: json!({}),
+            }],
+            chunks: vec![NewChunk {
+                chunk_id: format!("c-{doc_id}"),
+                text: text.into(),
+                heading_path: vec!["H".into()],
+                section_label: Some("H".into()),
+                spans: json!([{"kind":"line","start":1,"end":1}]),
+                token_estimate: 3,
+                block_ids: vec![format!("b-{doc_id}")],
+            }],
+        }
+    }
+
+    #[test]
+    fn migrations_cover_every_file_in_order() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../migrations");
+        let mut files: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.ends_with(".sql"))
+            .collect();
+        files.sort();
+        let listed: Vec<String> = MIGRATIONS.iter().map(|m| m.1.to_string()).collect();
+        assert_eq!(files, listed);
+        for (i, m) in MIGRATIONS.iter().enumerate() {
+            assert_eq!(m.0 as usize, i + 1);
+            assert!(m.1.starts_with(&format!("V{:03}__", m.0)));
+        }
+    }
+
+    #[test]
+    fn replace_search_and_remove_keep_fts_in_step() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = Store::open(&dir.path().join("k.sqlite")).unwrap();
+        assert_eq!(store.schema_version().unwrap() as usize, MIGRATIONS.len());
+        assert_eq!(
+            store
+                .replace_document(&doc("a.md", "zebra stripes"))
+                .unwrap(),
+            WriteOutcome::New
+        );
+        assert_eq!(
+            store
+                .replace_document(&doc("b.md", "zebra stripes"))
+                .unwrap(),
+            WriteOutcome::New
+        );
+        assert_eq!(store.counts().unwrap(), (2, 2, 2));
+        assert_eq!(
+            store.replace_document(&doc("a.md", "lion mane")).unwrap(),
+            WriteOutcome::Updated
+        );
+        assert_eq!(store.counts().unwrap(), (2, 2, 2));
+        let hits = store
+            .lexical_search("\"zebra\"", 10, &ChunkFilter::default())
+            .unwrap();
+        assert_eq!(hits.len(), 1);
+        assert_eq!(hits[0].workspace_path, "b.md");
+        assert!(hits[0].bm25 > 0.0);
+        assert_eq!(store.remove_documents(&["b.md".into()]).unwrap(), 1);
+        assert_eq!(store.counts().unwrap(), (1, 1, 1));
+        assert!(
+            store
+                .lexical_search("\"zebra\"", 10, &ChunkFilter::default())
+                .unwrap()
+                .is_empty()
+        );
+        let assets: i64 = store
+            .conn
+            .query_row("SELECT count(*) FROM assets", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(assets, 1, "orphaned assets are removed");
+        let listed = store.list_docs().unwrap();
+        assert_eq!(listed[0].tags, vec!["t"]);
+    }
+
+    #[test]
+    fn same_path_from_another_root_is_a_conflict() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = Store::open(&dir.path().join("k.sqlite")).unwrap();
+        store.replace_document(&doc("a.md", "x")).unwrap();
+        let mut other = doc("a.md", "y");
+        other.source_uri = "/elsewhere/a.md".into();
+        assert!(matches!(
+            store.replace_document(&other),
+            Err(StoreError::PathConflict { .. })
+        ));
+        assert_eq!(
+            store
+                .lexical_search("\"x\"", 5, &ChunkFilter::default())
+                .unwrap()
+                .len(),
+            1,
+            "original kept"
+        );
+    }
+
+    #[test]
+    fn reopening_does_not_reapply_migrations() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("k.sqlite");
+        drop(Store::open(&path).unwrap());
+        let store = Store::open(&path).unwrap();
+        let n: i64 = store
+            .conn
+            .query_row("SELECT count(*) FROM migrations", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(n as usize, MIGRATIONS.len());
+    }
+}
