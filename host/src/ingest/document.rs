@@ -1,0 +1,175 @@
+//! Plugin output → rows to store: IDs, metadata, provenance.
+
+use std::path::Path;
+
+use serde_json::{Map, Value, json};
+
+use super::{Job, Shared};
+use crate::ids;
+use crate::plugin::registry::RegisteredPlugin;
+use crate::plugin::runtime::CallOutput;
+use crate::plugin::{block_kind_name, span_json};
+use crate::store::{NewBlock, NewChunk, NewDocument};
+
+/// Document metadata key by which a plugin names the chunker it used when
+/// it has several (the code plugin: one per language).
+pub const CHUNKER_KEY: &str = "kebab:chunker-version";
+
+/// Derive IDs and rows from plugin output. `routed` is the plugin
+/// responsible for the file (recorded for re-index decisions); `producer`
+/// made the output (the text plugin when it stood in).
+#[allow(clippy::too_many_arguments)]
+pub(super) fn build_document(
+    job: &Job,
+    routed: &RegisteredPlugin,
+    producer: &RegisteredPlugin,
+    output: CallOutput,
+    checksum: String,
+    byte_len: u64,
+    fallback: Option<String>,
+    shared: &Shared<'_>,
+) -> NewDocument {
+    let info = &producer.plugin.info;
+    let asset_id = ids::asset_id(&checksum);
+    let doc_id = ids::doc_id(&job.rel, &asset_id, &info.parser_version);
+    let document = output.document;
+    // A plugin with several chunkers (one per language) names the one it used.
+    let chunker_version = document
+        .metadata
+        .iter()
+        .find(|(k, v)| k == CHUNKER_KEY && !v.is_empty() && v.len() <= 64)
+        .map_or_else(|| info.chunker_version.clone(), |(_, v)| v.clone());
+    let blocks: Vec<NewBlock> = document
+        .blocks
+        .iter()
+        .enumerate()
+        .map(|(i, b)| {
+            let span = span_json(&b.span);
+            let kind = block_kind_name(b.kind);
+            NewBlock {
+                block_id: ids::block_id(&doc_id, kind, &b.heading_path, i, &span),
+                kind: kind.to_string(),
+                heading_path: b.heading_path.clone(),
+                span,
+                payload: json!({ "text": b.text, "level": b.level, "lang": b.lang }),
+            }
+        })
+        .collect();
+    let chunks = output
+        .chunks
+        .into_iter()
+        .map(|c| {
+            let block_ids: Vec<String> = c
+                .blocks
+                .iter()
+                .map(|&b| blocks[b as usize].block_id.clone())
+                .collect();
+            let spans = Value::Array(c.spans.iter().map(span_json).collect());
+            NewChunk {
+                chunk_id: ids::chunk_id(
+                    &doc_id,
+                    &chunker_version,
+                    &block_ids,
+                    &shared.policy_hash,
+                    &spans,
+                ),
+                token_estimate: kebab_plugin_sdk::text::estimate_tokens(&c.text),
+                section_label: c.heading_path.last().cloned(),
+                text: c.text,
+                heading_path: c.heading_path,
+                spans,
+                block_ids,
+            }
+        })
+        .collect();
+    let (mut metadata, tags) = document_metadata(&document.metadata, &output.logs);
+    if let Some(git) = shared.git.lookup(&job.abs) {
+        metadata["repo"] = json!(git.repo);
+        metadata["git_branch"] = json!(git.branch);
+        metadata["git_commit"] = json!(git.commit);
+    }
+    let title = document.title.clone().or_else(|| {
+        Path::new(&job.rel)
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+    });
+    let now = crate::store::now_rfc3339();
+    let mut provenance = vec![json!({
+        "at": now, "agent": format!("plugin:{}@{}", info.name, producer.plugin.version),
+        "kind": "parsed", "note": null,
+    })];
+    if let Some(reason) = &fallback {
+        provenance
+            .push(json!({ "at": now, "agent": "kebab-ingest", "kind": "warning", "note": reason }));
+    }
+    NewDocument {
+        asset_id,
+        checksum,
+        byte_len,
+        media_type: routed.plugin.info.name.clone(),
+        doc_id,
+        workspace_path: job.rel.clone(),
+        source_uri: job.abs.display().to_string(),
+        title,
+        lang: document.lang,
+        source_type: routed.plugin.info.name.clone(),
+        parser_version: info.parser_version.clone(),
+        chunker_version,
+        plugin_name: routed.plugin.info.name.clone(),
+        plugin_version: routed.plugin.version.to_string(),
+        policy_hash: shared.policy_hash.clone(),
+        fallback_reason: fallback,
+        metadata,
+        provenance: Value::Array(provenance),
+        tags,
+        blocks,
+        chunks,
+    }
+}
+
+/// Split plugin metadata pairs into the stored metadata object and the tag
+/// list. `tags` and `aliases` hold JSON arrays; everything else is kept under
+/// `user`.
+fn document_metadata(pairs: &[(String, String)], logs: &[String]) -> (Value, Vec<String>) {
+    let list = |v: &str| -> Vec<String> {
+        serde_json::from_str::<Vec<String>>(v).unwrap_or_else(|_| {
+            v.split(',')
+                .map(|s| s.trim().to_string())
+                .filter(|s| !s.is_empty())
+                .collect()
+        })
+    };
+    let mut tags = Vec::new();
+    let mut aliases = Vec::new();
+    let mut user = Map::new();
+    for (k, v) in pairs {
+        match k.as_str() {
+            "tags" => tags = list(v),
+            "aliases" => aliases = list(v),
+            CHUNKER_KEY => {}
+            _ => {
+                user.insert(k.clone(), Value::String(v.clone()));
+            }
+        }
+    }
+    let metadata = json!({ "tags": tags, "aliases": aliases, "user": user, "plugin_logs": logs });
+    (metadata, tags)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn metadata_splits_tags_aliases_and_user_keys() {
+        let pairs = vec![
+            ("tags".to_string(), r#"["rust","wasm"]"#.to_string()),
+            ("aliases".to_string(), "a, b".to_string()),
+            ("rating".to_string(), "5".to_string()),
+        ];
+        let (meta, tags) = document_metadata(&pairs, &[]);
+        assert_eq!(tags, vec!["rust", "wasm"]);
+        assert_eq!(meta["aliases"], json!(["a", "b"]));
+        assert_eq!(meta["user"]["rating"], "5");
+    }
+}

@@ -1,0 +1,468 @@
+//! The ingest pipeline: walk → route → skip unchanged → sandboxed parse and
+//! chunk (in parallel) → validate (text-plugin fallback on any failure) →
+//! IDs → one SQLite transaction per document → remove vanished files →
+//! report.
+
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::mpsc;
+use std::time::Instant;
+
+use serde_json::{Value, json};
+
+use crate::app::{App, Plugins};
+use crate::ids;
+use crate::plugin::ChunkPolicy;
+use crate::plugin::registry::RegisteredPlugin;
+use crate::plugin::runtime::CallOutput;
+use crate::plugin::validate::{SourceShape, validate};
+use crate::store::{IndexedDoc, NewDocument, StoreError};
+use crate::walk::{self, SkipReason, WalkItem, WalkOptions};
+
+mod document;
+mod report;
+
+pub use document::CHUNKER_KEY;
+use document::build_document;
+use report::Report;
+pub use report::{Counts, IngestItem, IngestReport, Progress};
+
+/// Bytes inspected for NUL when deciding a file is binary.
+const BINARY_SNIFF: usize = 8192;
+
+/// Ingest failures that stop the whole run (per-file problems never do).
+#[derive(Debug, thiserror::Error)]
+pub enum IngestError {
+    #[error("cannot ingest {path}: {source}")]
+    Path {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// What a worker made of one file.
+enum Outcome {
+    Skipped(SkipReason, String),
+    Failed(String),
+    Parsed(Box<Prepared>),
+}
+
+struct Prepared {
+    doc: NewDocument,
+    block_count: usize,
+    warnings: Vec<String>,
+    /// Same bytes as indexed: re-parsed for a new plugin version, policy or
+    /// on request.
+    reindex: bool,
+}
+
+struct Job {
+    abs: PathBuf,
+    rel: String,
+}
+
+enum WorkerMsg {
+    Started(usize, String),
+    Done(usize, Outcome),
+}
+
+/// Everything a worker needs, shared read-only across threads.
+struct Shared<'a> {
+    plugins: &'a Plugins,
+    limits: &'a crate::config::PluginsConfig,
+    policy: ChunkPolicy,
+    policy_hash: String,
+    indexed: &'a HashMap<String, IndexedDoc>,
+    /// Re-parse even unchanged files.
+    force: bool,
+    git: crate::git::GitCache,
+}
+
+/// Ingest `path` (directory or file). Per-file problems are recorded in the
+/// report; only storage failures abort. `cancel` stops the run between files.
+pub fn ingest(
+    app: &mut App,
+    plugins: &Plugins,
+    path: &Path,
+    cancel: &AtomicBool,
+    on_progress: &mut dyn FnMut(&Progress),
+) -> Result<IngestReport, IngestError> {
+    let started = Instant::now();
+    let start = path.canonicalize().map_err(|source| IngestError::Path {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let root = app.workspace_root(&start);
+    on_progress(&Progress::ScanStarted {
+        root: start.display().to_string(),
+    });
+    let opts = WalkOptions {
+        max_file_bytes: app.config.indexing.max_file_mb * 1_000_000,
+        exclude: app.config.workspace.exclude.clone(),
+    };
+    let walked = walk::walk(&start, &root, &opts);
+    on_progress(&Progress::ScanCompleted {
+        total: walked.len(),
+    });
+
+    let mut report = Report::default();
+    let mut seen: HashSet<String> = HashSet::new();
+    let mut jobs = Vec::new();
+    for item in walked {
+        match item {
+            WalkItem::File { abs, rel, .. } => {
+                seen.insert(rel.clone());
+                jobs.push(Job { abs, rel });
+            }
+            WalkItem::Skipped {
+                rel,
+                reason,
+                detail,
+            } => {
+                seen.insert(rel.clone());
+                report.skip(&rel, reason, &detail);
+            }
+            WalkItem::Error { rel, message } => {
+                seen.insert(rel.clone());
+                report.error(&rel, message);
+            }
+        }
+    }
+    let indexed = app.store.indexed_docs()?;
+    let aborted = run_jobs(
+        app,
+        plugins,
+        &jobs,
+        &indexed,
+        false,
+        &mut report,
+        cancel,
+        on_progress,
+    )?;
+    if !aborted {
+        let vanished: Vec<String> = indexed
+            .iter()
+            .filter(|(rel, doc)| !seen.contains(*rel) && within(&doc.source_uri, &start))
+            .map(|(rel, _)| rel.clone())
+            .collect();
+        app.store.remove_documents(&vanished)?;
+        for rel in vanished {
+            report.counts.removed += 1;
+            report.items.push(IngestItem::bare("removed", &rel));
+        }
+    }
+    let scope = json!({
+        "root": root.display().to_string(),
+        "path": start.display().to_string(),
+        "exclude": app.config.workspace.exclude,
+    });
+    conclude(app, report, scope, started, aborted, on_progress)
+}
+
+/// Re-parse every document the plugin `name` is responsible for, whether or
+/// not anything changed (`kebab reindex --plugin NAME`).
+pub fn reindex(
+    app: &mut App,
+    plugins: &Plugins,
+    name: &str,
+    cancel: &AtomicBool,
+    on_progress: &mut dyn FnMut(&Progress),
+) -> Result<IngestReport, IngestError> {
+    let started = Instant::now();
+    let indexed = app.store.indexed_docs()?;
+    let mut jobs: Vec<Job> = indexed
+        .iter()
+        .filter(|(_, doc)| doc.plugin_name == name)
+        .map(|(rel, doc)| Job {
+            abs: PathBuf::from(&doc.source_uri),
+            rel: rel.clone(),
+        })
+        .collect();
+    jobs.sort_by(|a, b| a.rel.cmp(&b.rel));
+    on_progress(&Progress::ScanStarted {
+        root: format!("plugin:{name}"),
+    });
+    on_progress(&Progress::ScanCompleted { total: jobs.len() });
+    let mut report = Report::default();
+    let aborted = run_jobs(
+        app,
+        plugins,
+        &jobs,
+        &indexed,
+        true,
+        &mut report,
+        cancel,
+        on_progress,
+    )?;
+    conclude(
+        app,
+        report,
+        json!({ "plugin": name }),
+        started,
+        aborted,
+        on_progress,
+    )
+}
+
+/// Final progress event, the report, and its `ingest_runs` row.
+fn conclude(
+    app: &mut App,
+    report: Report,
+    scope: Value,
+    started: Instant,
+    aborted: bool,
+    on_progress: &mut dyn FnMut(&Progress),
+) -> Result<IngestReport, IngestError> {
+    let counts = report.counts.clone();
+    on_progress(&if aborted {
+        Progress::Aborted { counts }
+    } else {
+        Progress::Completed { counts }
+    });
+    let final_report = report.finish(scope, started.elapsed().as_millis(), aborted);
+    let run_id = ids::id_from(
+        &json!({ "kind": "ingest_run", "at": crate::store::now_rfc3339(), "scope": final_report.scope }),
+    );
+    let as_json = serde_json::to_value(&final_report).unwrap_or(Value::Null);
+    app.store
+        .record_ingest_run(&run_id, &as_json, &crate::store::now_rfc3339())?;
+    Ok(final_report)
+}
+
+/// Parse `jobs` on worker threads and store the results on this one, one
+/// transaction per document. `force` re-parses unchanged files. Returns
+/// whether the run was cancelled.
+#[allow(clippy::too_many_arguments)]
+fn run_jobs(
+    app: &mut App,
+    plugins: &Plugins,
+    jobs: &[Job],
+    indexed: &HashMap<String, IndexedDoc>,
+    force: bool,
+    report: &mut Report,
+    cancel: &AtomicBool,
+    on_progress: &mut dyn FnMut(&Progress),
+) -> Result<bool, IngestError> {
+    let policy = ChunkPolicy {
+        target_tokens: app.config.chunking.target_tokens,
+        overlap_tokens: app.config.chunking.overlap_tokens,
+    };
+    let plugin_config = app.config.plugins.clone();
+    let shared = Shared {
+        plugins,
+        limits: &plugin_config,
+        policy,
+        policy_hash: ids::policy_hash(policy.target_tokens, policy.overlap_tokens),
+        indexed,
+        force,
+        git: Default::default(),
+    };
+    let total = jobs.len();
+    let workers = app
+        .config
+        .indexing
+        .max_parallel_extractors
+        .clamp(1, 64)
+        .min(total.max(1));
+    let next = AtomicUsize::new(0);
+    let (tx, rx) = mpsc::channel::<WorkerMsg>();
+    std::thread::scope(|scope| {
+        for _ in 0..workers {
+            let tx = tx.clone();
+            let (next, shared) = (&next, &shared);
+            scope.spawn(move || {
+                loop {
+                    if cancel.load(Ordering::Relaxed) {
+                        break;
+                    }
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(job) = jobs.get(i) else { break };
+                    let plugin = shared.plugins.registry.route(&job.rel);
+                    let name = plugin.map_or("-", |p| p.name()).to_string();
+                    if tx.send(WorkerMsg::Started(i, name)).is_err() {
+                        break;
+                    }
+                    let outcome = process(job, plugin, shared);
+                    if tx.send(WorkerMsg::Done(i, outcome)).is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+        drop(tx);
+        for msg in rx {
+            match msg {
+                WorkerMsg::Started(i, plugin) => on_progress(&Progress::AssetStarted {
+                    idx: i + 1,
+                    total,
+                    path: jobs[i].rel.clone(),
+                    plugin,
+                }),
+                WorkerMsg::Done(i, outcome) => {
+                    let rel = &jobs[i].rel;
+                    let (result, chunks) = report.record(app, rel, outcome)?;
+                    on_progress(&Progress::AssetFinished {
+                        idx: i + 1,
+                        total,
+                        path: rel.clone(),
+                        result,
+                        chunks,
+                    });
+                }
+            }
+        }
+        Ok::<(), IngestError>(())
+    })?;
+    Ok(cancel.load(Ordering::Relaxed))
+}
+
+/// Whether `source_uri` lies at or under `start`.
+fn within(source_uri: &str, start: &Path) -> bool {
+    let uri = Path::new(source_uri);
+    uri == start || uri.starts_with(start)
+}
+
+/// Everything that happens to one file off the main thread.
+fn process(job: &Job, plugin: Option<&RegisteredPlugin>, shared: &Shared<'_>) -> Outcome {
+    let Some(plugin) = plugin else {
+        return Outcome::Skipped(
+            SkipReason::Unsupported,
+            "no plugin handles this file type".into(),
+        );
+    };
+    let bytes = match std::fs::read(&job.abs) {
+        Ok(b) => b,
+        Err(e) => return Outcome::Failed(format!("cannot read: {e}")),
+    };
+    if bytes.is_empty() {
+        return Outcome::Skipped(SkipReason::Empty, "0 bytes".into());
+    }
+    let binary = bytes[..bytes.len().min(BINARY_SNIFF)].contains(&0);
+    if plugin.name() == "code" && has_generated_marker(&bytes) {
+        return Outcome::Skipped(SkipReason::Generated, "marked as generated".into());
+    }
+    if binary && !plugin.plugin.info.accepts_binary {
+        return Outcome::Skipped(SkipReason::Binary, "binary content (NUL bytes)".into());
+    }
+    let checksum = ids::checksum(&bytes);
+    let source_uri = job.abs.display().to_string();
+    let info = &plugin.plugin.info;
+    let version = plugin.plugin.version.to_string();
+    let existing = shared.indexed.get(&job.rel);
+    let same_bytes = existing.is_some_and(|e| e.checksum == checksum && e.source_uri == source_uri);
+    if let Some(existing) = existing
+        && !shared.force
+        && same_bytes
+        && existing.plugin_name == info.name
+        && existing.plugin_version == version
+        && existing.policy_hash == shared.policy_hash
+    {
+        return Outcome::Skipped(SkipReason::Unchanged, String::new());
+    }
+
+    let shape = SourceShape::of(&bytes);
+    let mut warnings = Vec::new();
+    let (producer, output, fallback) = match run_plugin(plugin, job, &bytes, shape, shared) {
+        Ok(out) => (plugin, out, None),
+        Err(reason) => {
+            let text = shared.plugins.registry.fallback();
+            let reason = format!("{} plugin {reason}", info.name);
+            // The text plugin cannot read binary files: no point falling back.
+            if std::ptr::eq(text, plugin) || binary {
+                return Outcome::Failed(reason);
+            }
+            match run_plugin(text, job, &bytes, shape, shared) {
+                Ok(out) => (text, out, Some(reason)),
+                Err(fallback_err) => {
+                    return Outcome::Failed(format!("{reason}; text fallback {fallback_err}"));
+                }
+            }
+        }
+    };
+    if let Some(reason) = &fallback {
+        warnings.push(format!("{reason}; indexed by the text plugin"));
+    }
+    warnings.extend(output.logs.iter().map(|l| format!("plugin log: {l}")));
+    if output.logs_dropped > 0 {
+        warnings.push(format!(
+            "{} more plugin log lines dropped",
+            output.logs_dropped
+        ));
+    }
+    Outcome::Parsed(Box::new(Prepared {
+        reindex: same_bytes,
+        block_count: output.document.blocks.len(),
+        doc: build_document(
+            job,
+            plugin,
+            producer,
+            output,
+            checksum,
+            bytes.len() as u64,
+            fallback,
+            shared,
+        ),
+        warnings,
+    }))
+}
+
+/// Whether the head of a source file says a machine wrote it.
+fn has_generated_marker(bytes: &[u8]) -> bool {
+    let head = String::from_utf8_lossy(&bytes[..bytes.len().min(1024)]);
+    [
+        "@generated",
+        "DO NOT EDIT",
+        "Code generated by",
+        "autogenerated",
+    ]
+    .iter()
+    .any(|m| head.contains(m))
+}
+
+/// Run one plugin and validate what it returns; zero chunks count as failure.
+fn run_plugin(
+    plugin: &RegisteredPlugin,
+    job: &Job,
+    bytes: &[u8],
+    shape: SourceShape,
+    shared: &Shared<'_>,
+) -> Result<CallOutput, String> {
+    let output = shared
+        .plugins
+        .runtime
+        .parse_and_chunk(
+            &plugin.plugin,
+            &shared.limits.limits_for(plugin.name()),
+            &job.rel,
+            bytes,
+            shared.policy,
+        )
+        .map_err(|e| e.to_string())?;
+    validate(
+        &output.document,
+        &output.chunks,
+        shape,
+        &shared.limits.output_limits_for(plugin.name()),
+    )
+    .map_err(|e| e.to_string())?;
+    if output.chunks.is_empty() {
+        return Err("produced no chunks".into());
+    }
+    Ok(output)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn within_matches_the_start_and_below_only() {
+        let start = Path::new("/kb/notes");
+        assert!(within("/kb/notes/a.md", start));
+        assert!(within("/kb/notes", start));
+        assert!(!within("/kb/notes2/a.md", start));
+    }
+}

@@ -1,0 +1,272 @@
+//! The ingest report (`ingest_report.v1`) and progress events (`ingest_progress.v1`).
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+use serde_json::Value;
+
+use super::{IngestError, Outcome};
+use crate::app::App;
+use crate::store::{StoreError, WriteOutcome};
+use crate::walk::SkipReason;
+
+/// Examples kept per skip reason in the report.
+const SKIP_EXAMPLES: usize = 5;
+
+/// `ingest_progress.v1` events.
+#[derive(Debug, Clone, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Progress {
+    ScanStarted {
+        root: String,
+    },
+    ScanCompleted {
+        total: usize,
+    },
+    AssetStarted {
+        idx: usize,
+        total: usize,
+        path: String,
+        plugin: String,
+    },
+    AssetFinished {
+        idx: usize,
+        total: usize,
+        path: String,
+        result: &'static str,
+        chunks: usize,
+    },
+    Completed {
+        counts: Counts,
+    },
+    Aborted {
+        counts: Counts,
+    },
+}
+
+/// Running totals.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Counts {
+    pub scanned: usize,
+    pub new: usize,
+    pub updated: usize,
+    /// Unchanged files re-parsed (plugin upgrade, policy change, reindex).
+    pub reindexed: usize,
+    pub skipped: usize,
+    pub errors: usize,
+    pub removed: usize,
+    pub fallbacks: usize,
+    pub chunks_indexed: usize,
+}
+
+/// One file's line in the report.
+#[derive(Debug, Clone, Serialize)]
+pub struct IngestItem {
+    /// `new`, `updated`, `reindexed`, `skipped`, `error` or `removed`.
+    pub kind: &'static str,
+    pub doc_path: String,
+    pub doc_id: Option<String>,
+    pub asset_id: Option<String>,
+    pub byte_len: Option<u64>,
+    pub block_count: Option<usize>,
+    pub chunk_count: Option<usize>,
+    pub plugin: Option<String>,
+    pub plugin_version: Option<String>,
+    pub parser_version: Option<String>,
+    pub chunker_version: Option<String>,
+    /// Skip reason (`unchanged`, `binary`, …).
+    pub reason: Option<&'static str>,
+    /// Why the text plugin stood in, when it did.
+    pub fallback: Option<String>,
+    pub warnings: Vec<String>,
+    pub error: Option<String>,
+}
+
+impl IngestItem {
+    pub(super) fn bare(kind: &'static str, doc_path: &str) -> IngestItem {
+        IngestItem {
+            kind,
+            doc_path: doc_path.to_string(),
+            doc_id: None,
+            asset_id: None,
+            byte_len: None,
+            block_count: None,
+            chunk_count: None,
+            plugin: None,
+            plugin_version: None,
+            parser_version: None,
+            chunker_version: None,
+            reason: None,
+            fallback: None,
+            warnings: Vec::new(),
+            error: None,
+        }
+    }
+}
+
+/// `ingest_report.v1`.
+#[derive(Debug, Clone, Serialize)]
+pub struct IngestReport {
+    pub schema_version: &'static str,
+    pub scope: Value,
+    pub scanned: usize,
+    pub new: usize,
+    pub updated: usize,
+    pub reindexed: usize,
+    pub skipped: usize,
+    pub errors: usize,
+    pub removed: usize,
+    pub fallbacks: usize,
+    pub duration_ms: u128,
+    pub aborted: bool,
+    pub skipped_builtin_blacklist: usize,
+    pub skipped_size_exceeded: usize,
+    pub skipped_empty: usize,
+    pub skipped_binary: usize,
+    pub skipped_unsupported: usize,
+    pub skipped_unchanged: usize,
+    pub skipped_orphaned: usize,
+    pub skipped_generated: usize,
+    pub skip_examples: BTreeMap<&'static str, Vec<String>>,
+    pub items: Vec<IngestItem>,
+}
+
+impl IngestReport {
+    /// Whether anything points at bad input (errors, binary/empty/oversized
+    /// files): what `--strict` turns into a failure.
+    pub fn has_bad_input(&self) -> bool {
+        self.errors > 0 || self.skipped_size_exceeded + self.skipped_empty + self.skipped_binary > 0
+    }
+}
+
+/// Report accumulator.
+#[derive(Default)]
+pub(super) struct Report {
+    pub(super) counts: Counts,
+    skips: BTreeMap<SkipReason, usize>,
+    examples: BTreeMap<&'static str, Vec<String>>,
+    pub(super) items: Vec<IngestItem>,
+}
+
+impl Report {
+    pub(super) fn skip(&mut self, rel: &str, reason: SkipReason, detail: &str) {
+        self.counts.scanned += usize::from(reason != SkipReason::BuiltinBlacklist);
+        self.counts.skipped += 1;
+        *self.skips.entry(reason).or_default() += 1;
+        let examples = self.examples.entry(reason.as_str()).or_default();
+        if examples.len() < SKIP_EXAMPLES && reason != SkipReason::Unchanged {
+            examples.push(rel.to_string());
+        }
+        let mut item = IngestItem::bare("skipped", rel);
+        item.reason = Some(reason.as_str());
+        if reason != SkipReason::Unchanged {
+            item.warnings.push(detail.to_string());
+        }
+        self.items.push(item);
+    }
+
+    pub(super) fn error(&mut self, rel: &str, message: String) {
+        self.counts.scanned += 1;
+        self.counts.errors += 1;
+        let mut item = IngestItem::bare("error", rel);
+        item.error = Some(message);
+        self.items.push(item);
+    }
+
+    /// Store a worker's outcome; returns the result label and chunk count.
+    pub(super) fn record(
+        &mut self,
+        app: &mut App,
+        rel: &str,
+        outcome: Outcome,
+    ) -> Result<(&'static str, usize), IngestError> {
+        match outcome {
+            Outcome::Skipped(reason, detail) => {
+                self.skip(rel, reason, &detail);
+                Ok(("skipped", 0))
+            }
+            Outcome::Failed(message) => {
+                self.error(rel, message);
+                Ok(("error", 0))
+            }
+            Outcome::Parsed(prepared) => {
+                let doc = &prepared.doc;
+                let outcome = match app.store.replace_document(doc) {
+                    Ok(o) => o,
+                    Err(e @ StoreError::PathConflict { .. }) => {
+                        self.error(rel, e.to_string());
+                        return Ok(("error", 0));
+                    }
+                    Err(e) => return Err(e.into()),
+                };
+                self.counts.scanned += 1;
+                let kind = match outcome {
+                    WriteOutcome::New => {
+                        self.counts.new += 1;
+                        "new"
+                    }
+                    WriteOutcome::Updated if prepared.reindex => {
+                        self.counts.reindexed += 1;
+                        "reindexed"
+                    }
+                    WriteOutcome::Updated => {
+                        self.counts.updated += 1;
+                        "updated"
+                    }
+                };
+                self.counts.fallbacks += usize::from(doc.fallback_reason.is_some());
+                self.counts.chunks_indexed += doc.chunks.len();
+                self.items.push(IngestItem {
+                    kind,
+                    doc_path: rel.to_string(),
+                    doc_id: Some(doc.doc_id.clone()),
+                    asset_id: Some(doc.asset_id.clone()),
+                    byte_len: Some(doc.byte_len),
+                    block_count: Some(prepared.block_count),
+                    chunk_count: Some(doc.chunks.len()),
+                    plugin: Some(doc.plugin_name.clone()),
+                    plugin_version: Some(doc.plugin_version.clone()),
+                    parser_version: Some(doc.parser_version.clone()),
+                    chunker_version: Some(doc.chunker_version.clone()),
+                    reason: None,
+                    fallback: doc.fallback_reason.clone(),
+                    warnings: prepared.warnings.clone(),
+                    error: None,
+                });
+                Ok((kind, doc.chunks.len()))
+            }
+        }
+    }
+
+    pub(super) fn finish(self, scope: Value, duration_ms: u128, aborted: bool) -> IngestReport {
+        let n = |r: SkipReason| self.skips.get(&r).copied().unwrap_or(0);
+        IngestReport {
+            schema_version: "ingest_report.v1",
+            scope,
+            scanned: self.counts.scanned,
+            new: self.counts.new,
+            updated: self.counts.updated,
+            reindexed: self.counts.reindexed,
+            skipped: self.counts.skipped,
+            errors: self.counts.errors,
+            removed: self.counts.removed,
+            fallbacks: self.counts.fallbacks,
+            duration_ms,
+            aborted,
+            skipped_builtin_blacklist: n(SkipReason::BuiltinBlacklist),
+            skipped_size_exceeded: n(SkipReason::SizeExceeded),
+            skipped_empty: n(SkipReason::Empty),
+            skipped_binary: n(SkipReason::Binary),
+            skipped_unsupported: n(SkipReason::Unsupported),
+            skipped_unchanged: n(SkipReason::Unchanged),
+            skipped_orphaned: n(SkipReason::Orphaned),
+            skipped_generated: n(SkipReason::Generated),
+            skip_examples: self
+                .examples
+                .into_iter()
+                .filter(|(_, v)| !v.is_empty())
+                .collect(),
+            items: self.items,
+        }
+    }
+}
