@@ -121,18 +121,18 @@ fn main() {
     let all = start.elapsed();
     println!(
         "corpus {FILES} files: first ingest {} new in {:.0} ms",
-        first.new,
+        first.counts.new,
         full.as_secs_f64() * 1e3
     );
     println!(
         "after upgrading markdown (10 %): {} re-indexed, {} unchanged, {:.0} ms",
-        upgrade.reindexed,
+        upgrade.counts.reindexed,
         upgrade.skipped_unchanged,
         partial.as_secs_f64() * 1e3
     );
     println!(
         "full re-index (chunk policy changed): {} re-indexed in {:.0} ms ({:.1}x the upgrade)",
-        everything.reindexed,
+        everything.counts.reindexed,
         all.as_secs_f64() * 1e3,
         all.as_secs_f64() / partial.as_secs_f64()
     );

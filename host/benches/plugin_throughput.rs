@@ -164,7 +164,7 @@ fn main() {
     figures(
         "kebab ingest (2 workers)",
         bytes,
-        report.new,
+        report.counts.new,
         start.elapsed(),
     );
     let start = Instant::now();

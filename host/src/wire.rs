@@ -199,6 +199,33 @@ pub struct DocSummary {
     pub git_commit: Option<String>,
 }
 
+impl From<crate::store::DocRow> for DocSummary {
+    fn from(d: crate::store::DocRow) -> Self {
+        DocSummary {
+            schema_version: "doc_summary.v1",
+            doc_id: d.doc_id,
+            doc_path: d.workspace_path,
+            title: d.title,
+            lang: d.lang,
+            tags: d.tags,
+            trust_level: d.trust_level,
+            source_type: d.source_type,
+            byte_len: d.byte_len,
+            chunk_count: d.chunk_count,
+            created_at: d.created_at,
+            updated_at: d.updated_at,
+            parser_version: d.parser_version,
+            chunker_version: d.chunker_version,
+            plugin: d.plugin_name,
+            plugin_version: d.plugin_version,
+            fallback_reason: d.fallback_reason,
+            repo: d.repo,
+            git_branch: d.git_branch,
+            git_commit: d.git_commit,
+        }
+    }
+}
+
 /// `error.v1`: a fatal error in `--json` mode.
 #[derive(Debug, Clone, Serialize)]
 pub struct ErrorReport {

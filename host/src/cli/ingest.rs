@@ -63,24 +63,29 @@ pub(crate) fn ingest(
 pub(crate) const MAX_REPORT_LINES: usize = 30;
 
 pub(crate) fn print_ingest_report(r: &IngestReport) {
+    let c = &r.counts;
+    let optional = |n: usize, label: &str| {
+        if n > 0 {
+            format!(" · {n} {label}")
+        } else {
+            String::new()
+        }
+    };
     println!(
-        "{}: {} scanned · {} new · {} updated · {} skipped · {} errors · {} removed{} ({:.1} s)",
+        "{}: {} scanned · {} new · {} updated{} · {} skipped · {} errors · {} removed{} ({:.1} s)",
         if r.aborted {
             "ingest aborted"
         } else {
             "ingested"
         },
-        r.scanned,
-        r.new,
-        r.updated,
-        r.skipped,
-        r.errors,
-        r.removed,
-        if r.fallbacks > 0 {
-            format!(" · {} via text fallback", r.fallbacks)
-        } else {
-            String::new()
-        },
+        c.scanned,
+        c.new,
+        c.updated,
+        optional(c.reindexed, "re-indexed"),
+        c.skipped,
+        c.errors,
+        c.removed,
+        optional(c.fallbacks, "via text fallback"),
         r.duration_ms as f64 / 1000.0
     );
     let notable: Vec<String> = r

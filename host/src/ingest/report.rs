@@ -109,14 +109,9 @@ impl IngestItem {
 pub struct IngestReport {
     pub schema_version: &'static str,
     pub scope: Value,
-    pub scanned: usize,
-    pub new: usize,
-    pub updated: usize,
-    pub reindexed: usize,
-    pub skipped: usize,
-    pub errors: usize,
-    pub removed: usize,
-    pub fallbacks: usize,
+    /// Totals, flattened into the report (`scanned`, `new`, `updated`, …).
+    #[serde(flatten)]
+    pub counts: Counts,
     pub duration_ms: u128,
     pub aborted: bool,
     pub skipped_builtin_blacklist: usize,
@@ -135,7 +130,8 @@ impl IngestReport {
     /// Whether anything points at bad input (errors, binary/empty/oversized
     /// files): what `--strict` turns into a failure.
     pub fn has_bad_input(&self) -> bool {
-        self.errors > 0 || self.skipped_size_exceeded + self.skipped_empty + self.skipped_binary > 0
+        self.counts.errors > 0
+            || self.skipped_size_exceeded + self.skipped_empty + self.skipped_binary > 0
     }
 }
 
@@ -243,14 +239,7 @@ impl Report {
         IngestReport {
             schema_version: "ingest_report.v1",
             scope,
-            scanned: self.counts.scanned,
-            new: self.counts.new,
-            updated: self.counts.updated,
-            reindexed: self.counts.reindexed,
-            skipped: self.counts.skipped,
-            errors: self.counts.errors,
-            removed: self.counts.removed,
-            fallbacks: self.counts.fallbacks,
+            counts: self.counts,
             duration_ms,
             aborted,
             skipped_builtin_blacklist: n(SkipReason::BuiltinBlacklist),
