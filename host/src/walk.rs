@@ -2,6 +2,7 @@
 //! built-in blacklist of build and dependency directories, and a size cap.
 //! Everything passed over for a reason is reported with that reason.
 
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
@@ -49,6 +50,10 @@ pub fn is_generated_name(name: &str) -> bool {
 pub enum SkipReason {
     /// A directory from [`BUILTIN_BLACKLIST`].
     BuiltinBlacklist,
+    /// Matched by a `.gitignore` (or `.git/info/exclude`).
+    Gitignore,
+    /// Matched by a `.kebabignore` or `[workspace] exclude`.
+    Kebabignore,
     /// Larger than the configured cap.
     SizeExceeded,
     /// Zero bytes.
@@ -71,6 +76,8 @@ impl SkipReason {
     pub fn as_str(self) -> &'static str {
         match self {
             SkipReason::BuiltinBlacklist => "builtin_blacklist",
+            SkipReason::Gitignore => "gitignore",
+            SkipReason::Kebabignore => "kebabignore",
             SkipReason::SizeExceeded => "size_exceeded",
             SkipReason::Empty => "empty",
             SkipReason::Binary => "binary",
@@ -110,30 +117,45 @@ pub struct WalkOptions {
     pub exclude: Vec<String>,
 }
 
-/// Walk `start` (a directory or a single file); paths are reported relative
-/// to `root`.
-pub fn walk(start: &Path, root: &Path, opts: &WalkOptions) -> Vec<WalkItem> {
+/// Which ignore rules a walk applies.
+#[derive(Debug, Clone, Copy)]
+struct Rules {
+    gitignore: bool,
+    kebabignore: bool,
+}
+
+/// A walker over `start` applying `rules`, the configured excludes (with
+/// `kebabignore`) and the built-in blacklist; pruned blacklisted directories
+/// are collected in the returned list.
+fn builder(
+    start: &Path,
+    root: &Path,
+    opts: &WalkOptions,
+    rules: Rules,
+    errors: &mut Vec<WalkItem>,
+) -> (WalkBuilder, Arc<Mutex<Vec<String>>>) {
     let mut builder = WalkBuilder::new(start);
     builder
         .follow_links(true)
         .require_git(false)
-        .git_ignore(true)
+        .git_ignore(rules.gitignore)
         .git_global(false)
-        .git_exclude(true)
-        .add_custom_ignore_filename(".kebabignore")
+        .git_exclude(rules.gitignore)
         .sort_by_file_name(|a, b| a.cmp(b));
-    let mut overrides = OverrideBuilder::new(root);
-    let mut out = Vec::new();
-    for pattern in &opts.exclude {
-        if let Err(e) = overrides.add(&format!("!{pattern}")) {
-            out.push(WalkItem::Error {
-                rel: pattern.clone(),
-                message: format!("invalid exclude pattern: {e}"),
-            });
+    if rules.kebabignore {
+        builder.add_custom_ignore_filename(".kebabignore");
+        let mut overrides = OverrideBuilder::new(root);
+        for pattern in &opts.exclude {
+            if let Err(e) = overrides.add(&format!("!{pattern}")) {
+                errors.push(WalkItem::Error {
+                    rel: pattern.clone(),
+                    message: format!("invalid exclude pattern: {e}"),
+                });
+            }
         }
-    }
-    if let Ok(o) = overrides.build() {
-        builder.overrides(o);
+        if let Ok(o) = overrides.build() {
+            builder.overrides(o);
+        }
     }
     let blacklisted = Arc::new(Mutex::new(Vec::new()));
     builder.filter_entry({
@@ -152,6 +174,68 @@ pub fn walk(start: &Path, root: &Path, opts: &WalkOptions) -> Vec<WalkItem> {
             true
         }
     });
+    (builder, blacklisted)
+}
+
+/// Relative paths of the files a walk with `rules` would visit.
+fn files_under(start: &Path, root: &Path, opts: &WalkOptions, rules: Rules) -> BTreeSet<String> {
+    let (builder, _) = builder(start, root, opts, rules, &mut Vec::new());
+    builder
+        .build()
+        .flatten()
+        .filter(|e| e.file_type().is_some_and(|t| t.is_file()))
+        .map(|e| relative(e.path(), root))
+        .collect()
+}
+
+/// Files the ignore rules passed over: `(reason, path)`, `.gitignore` first
+/// (a file both ignore files match counts as gitignored).
+pub fn ignored(start: &Path, root: &Path, opts: &WalkOptions) -> Vec<(SkipReason, String)> {
+    let none = files_under(
+        start,
+        root,
+        opts,
+        Rules {
+            gitignore: false,
+            kebabignore: false,
+        },
+    );
+    let git = files_under(
+        start,
+        root,
+        opts,
+        Rules {
+            gitignore: true,
+            kebabignore: false,
+        },
+    );
+    let all = files_under(
+        start,
+        root,
+        opts,
+        Rules {
+            gitignore: true,
+            kebabignore: true,
+        },
+    );
+    let by_git = none
+        .difference(&git)
+        .map(|p| (SkipReason::Gitignore, p.clone()));
+    let by_kebab = git
+        .difference(&all)
+        .map(|p| (SkipReason::Kebabignore, p.clone()));
+    by_git.chain(by_kebab).collect()
+}
+
+/// Walk `start` (a directory or a single file); paths are reported relative
+/// to `root`.
+pub fn walk(start: &Path, root: &Path, opts: &WalkOptions) -> Vec<WalkItem> {
+    let mut out = Vec::new();
+    let rules = Rules {
+        gitignore: true,
+        kebabignore: true,
+    };
+    let (builder, blacklisted) = builder(start, root, opts, rules, &mut out);
     for result in builder.build() {
         match result {
             Ok(entry) => {
@@ -300,6 +384,16 @@ mod tests {
         write("drafts/d.md", b"x");
         write("sub/b.md", b"x");
         let items = walk(root, root, &opts());
+        let mut skipped = ignored(root, root, &opts());
+        skipped.sort();
+        assert_eq!(
+            skipped,
+            vec![
+                (SkipReason::Gitignore, "secret.md".to_string()),
+                (SkipReason::Kebabignore, "drafts/d.md".to_string()),
+                (SkipReason::Kebabignore, "private/p.md".to_string()),
+            ]
+        );
         assert_eq!(
             names(&items),
             vec![

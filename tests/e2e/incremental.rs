@@ -69,3 +69,38 @@ fn ingesting_a_subdirectory_does_not_remove_the_rest() {
     let (hits, _) = kb.search("Arrakis", 5);
     assert_eq!(hits.len(), 1);
 }
+
+#[test]
+fn ignored_files_are_counted_and_leave_the_index_once_ignored() {
+    let kb = Kb::new();
+    let corpus = kb.dir.path().join("corpus");
+    std::fs::create_dir_all(corpus.join("drafts")).unwrap();
+    std::fs::write(corpus.join("keep.md"), "# Keep\n\nA heron.\n").unwrap();
+    std::fs::write(corpus.join("scratch.md"), "# Scratch\n\nA kiwi.\n").unwrap();
+    std::fs::write(corpus.join("drafts/wip.md"), "# WIP\n\nAn emu.\n").unwrap();
+    std::fs::write(corpus.join(".gitignore"), "scratch.md\n").unwrap();
+    let first = kb.ingest(&corpus);
+    assert_eq!(
+        (
+            first["skipped_gitignore"].as_u64(),
+            first["skipped_kebabignore"].as_u64()
+        ),
+        (Some(1), Some(0))
+    );
+    assert_eq!(
+        first["skip_examples"]["gitignore"],
+        serde_json::json!(["scratch.md"])
+    );
+    assert_eq!(first["new"], 2);
+
+    std::fs::write(corpus.join(".kebabignore"), "drafts/\n").unwrap();
+    let second = kb.ingest(&corpus);
+    assert_eq!(second["skipped_kebabignore"], 1, "{second:#}");
+    assert_eq!(
+        item(&second, "drafts/wip.md")["kind"],
+        "removed",
+        "now out of scope"
+    );
+    let (hits, code) = kb.search("emu", 3);
+    assert!(hits.is_empty() && code == 1);
+}

@@ -104,11 +104,15 @@ pub fn ingest(
         exclude: app.config.workspace.exclude.clone(),
     };
     let walked = walk::walk(&start, &root, &opts);
+    let ignored = walk::ignored(&start, &root, &opts);
     on_progress(&Progress::ScanCompleted {
         total: walked.len(),
     });
 
     let mut report = Report::default();
+    for (reason, rel) in &ignored {
+        report.ignore(rel, *reason);
+    }
     let mut seen: HashSet<String> = HashSet::new();
     let mut jobs = Vec::new();
     for item in walked {

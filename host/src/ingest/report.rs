@@ -114,6 +114,8 @@ pub struct IngestReport {
     pub counts: Counts,
     pub duration_ms: u128,
     pub aborted: bool,
+    pub skipped_gitignore: usize,
+    pub skipped_kebabignore: usize,
     pub skipped_builtin_blacklist: usize,
     pub skipped_size_exceeded: usize,
     pub skipped_empty: usize,
@@ -159,6 +161,16 @@ impl Report {
             item.warnings.push(detail.to_string());
         }
         self.items.push(item);
+    }
+
+    /// Count a file an ignore rule passed over (no report item: ignored
+    /// trees can be large).
+    pub(super) fn ignore(&mut self, rel: &str, reason: SkipReason) {
+        *self.skips.entry(reason).or_default() += 1;
+        let examples = self.examples.entry(reason.as_str()).or_default();
+        if examples.len() < SKIP_EXAMPLES {
+            examples.push(rel.to_string());
+        }
     }
 
     pub(super) fn error(&mut self, rel: &str, message: String) {
@@ -242,6 +254,8 @@ impl Report {
             counts: self.counts,
             duration_ms,
             aborted,
+            skipped_gitignore: n(SkipReason::Gitignore),
+            skipped_kebabignore: n(SkipReason::Kebabignore),
             skipped_builtin_blacklist: n(SkipReason::BuiltinBlacklist),
             skipped_size_exceeded: n(SkipReason::SizeExceeded),
             skipped_empty: n(SkipReason::Empty),
