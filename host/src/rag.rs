@@ -431,12 +431,8 @@ impl<'a> Draft<'a> {
 
     fn failed(&mut self, e: &LlmError) {
         self.text = e.partial().to_string();
-        self.reason = Some(match e {
-            LlmError::Unreachable { .. } | LlmError::Http { .. } => "model_unreachable",
-            LlmError::ModelNotPulled { .. } => "model_not_pulled",
-            LlmError::Timeout { .. } => "timeout",
-            LlmError::Stream { .. } | LlmError::Cancelled { .. } => "llm_stream_aborted",
-        });
+        // The refusal reason of a failed call is its error.v1 code.
+        self.reason = Some(e.code());
     }
 
     fn finish(&self, started: Instant) -> Answer {
