@@ -39,6 +39,12 @@ pub use kebab::plugin::types::{
 /// The plugin API version this SDK was built against (the WIT package version).
 pub const API_VERSION: &str = "1.0.0";
 
+/// The bytes as UTF-8 text, or `error.malformed` naming the first bad byte.
+pub fn utf8(bytes: &[u8]) -> Result<&str, PluginError> {
+    std::str::from_utf8(bytes)
+        .map_err(|e| PluginError::Malformed(format!("invalid UTF-8 at byte {}", e.valid_up_to())))
+}
+
 /// Send a diagnostic line to the host.
 ///
 /// Only meaningful inside a component; in a native build (unit tests,

@@ -23,9 +23,7 @@ pub struct Piece {
 /// Parse a source file into one block per item, container part and glue
 /// run (Tier 1), or per Dockerfile stage / manifest file (Tier 2).
 pub fn parse(path: &str, bytes: &[u8]) -> Result<Document, PluginError> {
-    let text = std::str::from_utf8(bytes).map_err(|e| {
-        PluginError::Malformed(format!("invalid UTF-8 at byte {}", e.valid_up_to()))
-    })?;
+    let text = kebab_plugin_sdk::utf8(bytes)?;
     let (pieces, label, chunker) = if let Some(t2) = Tier2::of_path(path) {
         (t2.pieces(path, text), t2.label(), t2.chunker_version())
     } else {

@@ -11,9 +11,7 @@ use crate::frontmatter;
 
 /// Parse markdown bytes into a document.
 pub fn parse(bytes: &[u8]) -> Result<Document, PluginError> {
-    let text = std::str::from_utf8(bytes).map_err(|e| {
-        PluginError::Malformed(format!("invalid UTF-8 at byte {}", e.valid_up_to()))
-    })?;
+    let text = kebab_plugin_sdk::utf8(bytes)?;
     let fm = frontmatter::split(text).unwrap_or_default();
     if let Some(err) = &fm.error {
         log(LogLevel::Warn, err);

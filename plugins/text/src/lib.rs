@@ -78,9 +78,7 @@ pub fn lang_label(path: &str) -> Option<&'static str> {
 
 /// Parse any UTF-8 file into a single block holding the whole text.
 pub fn parse(path: &str, bytes: &[u8]) -> Result<Document, PluginError> {
-    let text = std::str::from_utf8(bytes).map_err(|e| {
-        PluginError::Malformed(format!("invalid UTF-8 at byte {}", e.valid_up_to()))
-    })?;
+    let text = kebab_plugin_sdk::utf8(bytes)?;
     let lang = lang_label(path);
     let mut blocks = Vec::new();
     if !text.trim().is_empty() {

@@ -18,9 +18,7 @@ pub struct Resource {
 
 /// Parse a manifest file into one block per resource.
 pub fn parse(bytes: &[u8]) -> Result<Document, PluginError> {
-    let text = std::str::from_utf8(bytes).map_err(|e| {
-        PluginError::Malformed(format!("invalid UTF-8 at byte {}", e.valid_up_to()))
-    })?;
+    let text = kebab_plugin_sdk::utf8(bytes)?;
     if text.contains("{{") {
         return Err(PluginError::Unsupported(
             "Helm template ({{ … }}), not plain YAML".into(),
