@@ -150,11 +150,7 @@ impl Report {
     pub(super) fn skip(&mut self, rel: &str, reason: SkipReason, detail: &str) {
         self.counts.scanned += usize::from(reason != SkipReason::BuiltinBlacklist);
         self.counts.skipped += 1;
-        *self.skips.entry(reason).or_default() += 1;
-        let examples = self.examples.entry(reason.as_str()).or_default();
-        if examples.len() < SKIP_EXAMPLES && reason != SkipReason::Unchanged {
-            examples.push(rel.to_string());
-        }
+        self.ignore(rel, reason);
         let mut item = IngestItem::bare("skipped", rel);
         item.reason = Some(reason.as_str());
         if reason != SkipReason::Unchanged {
@@ -163,12 +159,13 @@ impl Report {
         self.items.push(item);
     }
 
-    /// Count a file an ignore rule passed over (no report item: ignored
-    /// trees can be large).
+    /// Count a skip by reason and keep a few examples (unchanged files are
+    /// not examples); alone, for files an ignore rule passed over, which get
+    /// no report item since ignored trees can be large.
     pub(super) fn ignore(&mut self, rel: &str, reason: SkipReason) {
         *self.skips.entry(reason).or_default() += 1;
         let examples = self.examples.entry(reason.as_str()).or_default();
-        if examples.len() < SKIP_EXAMPLES {
+        if examples.len() < SKIP_EXAMPLES && reason != SkipReason::Unchanged {
             examples.push(rel.to_string());
         }
     }
