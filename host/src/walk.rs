@@ -189,8 +189,15 @@ fn files_under(start: &Path, root: &Path, opts: &WalkOptions, rules: Rules) -> B
 }
 
 /// Files the ignore rules passed over: `(reason, path)`, `.gitignore` first
-/// (a file both ignore files match counts as gitignored).
-pub fn ignored(start: &Path, root: &Path, opts: &WalkOptions) -> Vec<(SkipReason, String)> {
+/// (a file both ignore files match counts as gitignored). `walked` is what
+/// [`walk`] returned for the same arguments, so only the two less filtered
+/// walks run again.
+pub fn ignored(
+    start: &Path,
+    root: &Path,
+    opts: &WalkOptions,
+    walked: &[WalkItem],
+) -> Vec<(SkipReason, String)> {
     let none = files_under(
         start,
         root,
@@ -209,15 +216,14 @@ pub fn ignored(start: &Path, root: &Path, opts: &WalkOptions) -> Vec<(SkipReason
             kebabignore: false,
         },
     );
-    let all = files_under(
-        start,
-        root,
-        opts,
-        Rules {
-            gitignore: true,
-            kebabignore: true,
-        },
-    );
+    let all: BTreeSet<String> = walked
+        .iter()
+        .map(|item| match item {
+            WalkItem::File { rel, .. }
+            | WalkItem::Skipped { rel, .. }
+            | WalkItem::Error { rel, .. } => rel.clone(),
+        })
+        .collect();
     let by_git = none
         .difference(&git)
         .map(|p| (SkipReason::Gitignore, p.clone()));
@@ -384,7 +390,7 @@ mod tests {
         write("drafts/d.md", b"x");
         write("sub/b.md", b"x");
         let items = walk(root, root, &opts());
-        let mut skipped = ignored(root, root, &opts());
+        let mut skipped = ignored(root, root, &opts(), &items);
         skipped.sort();
         assert_eq!(
             skipped,

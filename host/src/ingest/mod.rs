@@ -104,7 +104,7 @@ pub fn ingest(
         exclude: app.config.workspace.exclude.clone(),
     };
     let walked = walk::walk(&start, &root, &opts);
-    let ignored = walk::ignored(&start, &root, &opts);
+    let ignored = walk::ignored(&start, &root, &opts, &walked);
     on_progress(&Progress::ScanCompleted {
         total: walked.len(),
     });
