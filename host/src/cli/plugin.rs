@@ -257,27 +257,20 @@ pub(crate) fn kebab_plugin_cmd(app: &App, what: PluginCmd, json: bool) -> Result
 
 pub(crate) fn plugin_test(app: &App, plugin: &str, files: &[PathBuf], json: bool) -> Result<u8> {
     use kebab::plugin::validate::{SourceShape, validate};
-    let runtime = kebab::plugin::runtime::Runtime::new(Some(app.paths.cache_dir.clone()))?;
+    // A name means the plugin as routing would use it (installed before
+    // built-in); a path means that component file.
+    let plugins = app.plugins()?;
+    let runtime = &plugins.runtime;
+    let from_file;
     let loaded = if plugin.ends_with(".wasm") || std::path::Path::new(plugin).is_file() {
-        runtime.load(&kebab::plugin::install::fetch(plugin)?)?
+        from_file = runtime.load(&kebab::plugin::install::fetch(plugin)?)?;
+        &from_file
     } else {
-        let wasm = match kebab::plugin::registry::installed_components(
-            &kebab::plugin::registry::plugins_dir(&app.paths.data_dir),
-        )
-        .into_iter()
-        .find(|p| {
-            p.parent()
-                .and_then(|d| d.parent())
-                .is_some_and(|d| d.ends_with(plugin))
-        }) {
-            Some(path) => std::fs::read(path)?,
-            None => kebab::plugin::registry::BUILT_IN
-                .iter()
-                .find(|(n, _)| *n == plugin)
-                .map(|(_, w)| w.to_vec())
-                .ok_or_else(|| anyhow::anyhow!("no plugin named {plugin}"))?,
-        };
-        runtime.load(&wasm)?
+        &plugins
+            .registry
+            .get(plugin)
+            .ok_or_else(|| anyhow::anyhow!("no plugin named {plugin} (see `kebab plugin list`)"))?
+            .plugin
     };
     let limits = app.config.plugins.limits_for(&loaded.info.name);
     let policy = kebab::plugin::ChunkPolicy {
@@ -293,7 +286,7 @@ pub(crate) fn plugin_test(app: &App, plugin: &str, files: &[PathBuf], json: bool
             .and_then(|bytes| {
                 let run = || {
                     runtime
-                        .parse_and_chunk(&loaded, &limits, &name, &bytes, policy)
+                        .parse_and_chunk(loaded, &limits, &name, &bytes, policy)
                         .map_err(|e| e.to_string())
                 };
                 let first = run()?;

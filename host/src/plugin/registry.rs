@@ -226,7 +226,7 @@ pub fn plugins_dir(data_dir: &Path) -> PathBuf {
 }
 
 /// `<dir>/<name>/<version>/plugin.wasm`, keeping the highest semver per name.
-pub fn installed_components(dir: &Path) -> Vec<PathBuf> {
+fn installed_components(dir: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
     let Ok(names) = std::fs::read_dir(dir) else {
         return out;
