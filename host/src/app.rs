@@ -4,9 +4,12 @@
 use std::path::{Path, PathBuf};
 
 use crate::config::{self, Config, ConfigError};
+use crate::embed::{self, EmbedError, Embedder, ModelSpec};
+use crate::korean::{KoreanAnalyzer, KoreanError};
 use crate::plugin::registry::Registry;
 use crate::plugin::runtime::{LoadError, Runtime};
 use crate::store::{Store, StoreError};
+use crate::vector::{VectorError, VectorStore};
 
 /// Where this invocation reads and writes.
 #[derive(Debug, Clone)]
@@ -39,7 +42,26 @@ impl Paths {
     pub fn sqlite(&self) -> PathBuf {
         self.data_dir.join("kebab.sqlite")
     }
+
+    /// The LanceDB directory holding the vector tables.
+    pub fn vector_dir(&self) -> PathBuf {
+        self.data_dir.join("lancedb")
+    }
+
+    /// Places searched for the Korean dictionary, in order.
+    pub fn korean_dictionary_candidates(&self, configured: Option<&str>) -> Vec<PathBuf> {
+        match configured {
+            Some(p) => vec![config::expand_home(p)],
+            None => vec![
+                self.data_dir.join("models").join(KO_DIC),
+                self.cache_dir.join("models").join(KO_DIC),
+            ],
+        }
+    }
 }
+
+/// Directory name of the built Korean dictionary under `models/`.
+pub const KO_DIC: &str = "ko-dic";
 
 /// Failures opening the app.
 #[derive(Debug, thiserror::Error)]
@@ -97,6 +119,45 @@ impl App {
             registry,
             warnings,
         })
+    }
+
+    /// The Korean analyzer, when a dictionary is installed (`Ok(None)`
+    /// when none is found).
+    pub fn korean(&self) -> Result<Option<KoreanAnalyzer>, KoreanError> {
+        let candidates = self
+            .paths
+            .korean_dictionary_candidates(self.config.models.korean.dictionary.as_deref());
+        match candidates
+            .iter()
+            .find(|d| d.join("metadata.json").is_file())
+        {
+            Some(dir) => KoreanAnalyzer::load(dir).map(Some),
+            None if self.config.models.korean.dictionary.is_some() => {
+                Err(KoreanError::Missing(candidates[0].clone()))
+            }
+            None => Ok(None),
+        }
+    }
+
+    /// The configured embedding model, loaded (`Ok(None)` when no model is
+    /// configured).
+    pub fn embedder(&self) -> Result<Option<Embedder>, EmbedError> {
+        let config = &self.config.models.embedding;
+        let Some(spec) = ModelSpec::resolve(config, &self.paths.data_dir, &self.paths.cache_dir)?
+        else {
+            return Ok(None);
+        };
+        let library = embed::runtime::locate(&embed::runtime::candidates(
+            config.runtime.as_deref(),
+            &self.paths.data_dir,
+            &self.paths.cache_dir,
+        ))?;
+        Embedder::load(spec, &library).map(Some)
+    }
+
+    /// The vector table for a model.
+    pub fn vectors(&self, spec: &ModelSpec) -> Result<VectorStore, VectorError> {
+        VectorStore::open(&self.paths.vector_dir(), &spec.id(), spec.dimensions)
     }
 
     /// The workspace root for `path`: the configured root when it contains

@@ -49,6 +49,20 @@ pub struct Config {
 pub struct ModelsConfig {
     /// `[models.llm]`: the chat model behind `kebab ask`.
     pub llm: crate::llm::LlmConfig,
+    /// `[models.embedding]`: the model behind vector search.
+    pub embedding: crate::embed::EmbeddingConfig,
+    /// `[models.korean]`: the morphological dictionary for Korean search.
+    pub korean: KoreanConfig,
+}
+
+/// `[models.korean]`.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+#[serde(default, deny_unknown_fields)]
+pub struct KoreanConfig {
+    /// Built lindera ko-dic directory; default: `models/ko-dic` under the
+    /// data directory, then under the user cache (`kebab models
+    /// import-ko-dic` writes it there).
+    pub dictionary: Option<String>,
 }
 
 /// `[rag]`: how `kebab ask` retrieves, gates and packs evidence.
@@ -120,6 +134,15 @@ pub struct ChunkingConfig {
 pub struct SearchConfig {
     pub default_k: usize,
     pub snippet_chars: usize,
+    /// RRF constant: a chunk at rank r in a channel scores 1 / (rrf_k + r).
+    pub rrf_k: u32,
+    /// Candidates each channel contributes to hybrid fusion.
+    pub candidates: usize,
+    /// Vector rows before an ANN index is built (exact search below).
+    pub ann_min_rows: usize,
+    /// Neighbours below this cosine similarity are not vector hits
+    /// (default: the embedding model's own floor from the catalog).
+    pub min_vector_score: Option<f32>,
 }
 
 /// `[plugins]`: sandbox limits applied to every plugin call.
@@ -216,6 +239,10 @@ impl Default for SearchConfig {
         SearchConfig {
             default_k: 10,
             snippet_chars: 220,
+            rrf_k: 60,
+            candidates: 100,
+            ann_min_rows: 20_000,
+            min_vector_score: None,
         }
     }
 }

@@ -15,12 +15,15 @@ fn normalize(value: &Value) -> Value {
         Value::String(s) => Value::String(s.nfc().collect()),
         Value::Array(items) => Value::Array(items.iter().map(normalize).collect()),
         Value::Object(map) => {
-            // serde_json's default map is a BTreeMap: keys come out sorted.
-            let sorted: Map<String, Value> = map
+            // Sort explicitly: with serde_json's `preserve_order` feature
+            // (which other crates in the build may switch on) a map keeps
+            // insertion order instead of sorting.
+            let mut entries: Vec<(String, Value)> = map
                 .iter()
                 .map(|(k, v)| (k.nfc().collect::<String>(), normalize(v)))
                 .collect();
-            Value::Object(sorted)
+            entries.sort_by(|a, b| a.0.cmp(&b.0));
+            Value::Object(entries.into_iter().collect::<Map<String, Value>>())
         }
         other => other.clone(),
     }

@@ -5,14 +5,19 @@
 
 pub mod app;
 pub mod config;
+pub mod embed;
+pub mod eval;
 pub mod fetch;
 pub mod git;
 pub mod ids;
+pub mod indexes;
 pub mod ingest;
+pub mod korean;
 pub mod llm;
 pub mod plugin;
 pub mod rag;
 pub mod search;
 pub mod store;
+pub mod vector;
 pub mod walk;
 pub mod wire;

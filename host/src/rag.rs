@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 use crate::config::{Config, RagConfig};
 use crate::llm::{Completion, LlmClient, LlmError, Message};
 use crate::search::{self, Retrieved};
-use crate::store::{AnswerRow, Store, StoreError, TurnRow};
+use crate::store::{AnswerRow, Store, TurnRow};
 use crate::wire::{Answer, AnswerCitation, AnswerRetrieval, ModelRef, Usage};
 use kebab_plugin_sdk::text::estimate_tokens;
 
@@ -37,13 +37,17 @@ const REFUSAL_PHRASES: &[&str] = &[
 
 /// Options of one question.
 #[derive(Debug, Clone, Default)]
-pub struct AskOptions {
+pub struct AskOptions<'a> {
     /// Chunks to retrieve (defaults to `[rag] k`).
     pub k: Option<usize>,
     /// Keep the packed evidence in the stored answer.
     pub explain: bool,
     /// Conversation to continue (created on first use).
     pub session: Option<String>,
+    /// The vector channel; with it retrieval is hybrid, else lexical.
+    pub vectors: Option<search::VectorChannel<'a>>,
+    /// Korean analyzer for the question.
+    pub korean: Option<&'a crate::korean::KoreanAnalyzer>,
 }
 
 /// One packed evidence entry.
@@ -71,10 +75,10 @@ pub fn ask(
     llm: &LlmClient,
     config: &Config,
     question: &str,
-    opts: &AskOptions,
+    opts: &AskOptions<'_>,
     on_token: &mut dyn FnMut(&str),
     cancel: &AtomicBool,
-) -> Result<AskOutcome, StoreError> {
+) -> Result<AskOutcome, search::SearchError> {
     let started = Instant::now();
     let rag = &config.rag;
     let k = opts.k.unwrap_or(rag.k).max(1);
@@ -87,14 +91,25 @@ pub fn ask(
         Some(prev) => format!("{question} {}", prev.question),
         None => question.to_string(),
     };
-    let retrieved = search::retrieve(
-        store,
-        &query,
+    let filter = Default::default();
+    let request = search::Request {
+        query: &query,
         k,
-        config.search.snippet_chars,
-        &Default::default(),
-    )?;
-    let top_score = retrieved.first().map_or(0.0, |r| r.coverage);
+        mode: if opts.vectors.is_some() {
+            search::Mode::Hybrid
+        } else {
+            search::Mode::Lexical
+        },
+        filter: &filter,
+        snippet_chars: config.search.snippet_chars,
+        rrf_k: config.search.rrf_k,
+        candidates: config.search.candidates,
+        korean: opts.korean,
+    };
+    let retrieved = search::retrieve(store, opts.vectors, &request)?;
+    // The gate needs a bounded relevance: the best chunk's share of the
+    // question's words or its cosine similarity, whichever is larger.
+    let top_score = retrieved.iter().map(|r| r.relevance).fold(0.0, f64::max);
     let korean = question.chars().any(is_hangul);
     let mut draft = Draft::new(
         llm,
@@ -341,7 +356,7 @@ fn refusal_text(korean: bool, reason: &str, gate: f64, candidates: &[Retrieved])
         text.push_str(&format!(
             "\n  · {} (score {:.2})",
             c.hit.citation.uri(),
-            c.coverage
+            c.relevance
         ));
     }
     text
@@ -377,7 +392,7 @@ impl<'a> Draft<'a> {
         k: usize,
         top_score: f64,
         returned: usize,
-        opts: &AskOptions,
+        opts: &AskOptions<'_>,
         turns: usize,
     ) -> Draft<'a> {
         let now = crate::store::now_rfc3339();

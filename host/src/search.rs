@@ -1,7 +1,11 @@
-//! Lexical search: the query becomes an FTS5 expression, BM25 ranks chunks,
-//! every hit carries a citation and a snippet taken from the chunk's text.
+//! Search: lexical (the query becomes an FTS5 expression ranked by BM25),
+//! vector (cosine neighbours of the query's embedding) or hybrid (both,
+//! fused by normalised RRF). Every hit carries a citation and a snippet
+//! taken from the chunk's text.
 
-use crate::store::{ChunkFilter, LexicalRow, Store, StoreError};
+use std::collections::HashMap;
+
+use crate::store::{ChunkFilter, HitRow, Store, StoreError};
 use crate::wire::{Citation, Retrieval, SearchHit, SearchResponse};
 
 /// Index layout version reported with every hit.
@@ -35,6 +39,76 @@ pub fn fts_expression(terms: &[String]) -> Option<String> {
     Some(format!("text : ({any})"))
 }
 
+/// Which channels rank the chunks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// BM25 over FTS5.
+    Lexical,
+    /// Cosine similarity of embeddings.
+    Vector,
+    /// Both, fused by normalised reciprocal rank fusion.
+    Hybrid,
+}
+
+impl Mode {
+    /// The wire name (`retrieval.method`, `search_response.v1.mode`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Mode::Lexical => "lexical",
+            Mode::Vector => "vector",
+            Mode::Hybrid => "hybrid",
+        }
+    }
+
+    /// Parse a `--mode` value.
+    pub fn parse(s: &str) -> Option<Mode> {
+        match s {
+            "lexical" => Some(Mode::Lexical),
+            "vector" => Some(Mode::Vector),
+            "hybrid" => Some(Mode::Hybrid),
+            _ => None,
+        }
+    }
+}
+
+/// Search failures.
+#[derive(Debug, thiserror::Error)]
+pub enum SearchError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error(transparent)]
+    Vector(#[from] crate::vector::VectorError),
+    #[error(transparent)]
+    Embed(#[from] crate::embed::EmbedError),
+    #[error("{mode} search needs an embedding model: {reason}")]
+    NoVectors { mode: &'static str, reason: String },
+}
+
+/// The vector side of a search: the model for the query and its table.
+#[derive(Debug, Clone, Copy)]
+pub struct VectorChannel<'a> {
+    pub embedder: &'a crate::embed::Embedder,
+    pub table: &'a crate::vector::VectorStore,
+    /// Neighbours below this cosine are not candidates.
+    pub min_score: f32,
+}
+
+/// One search.
+#[derive(Debug, Clone)]
+pub struct Request<'a> {
+    pub query: &'a str,
+    pub k: usize,
+    pub mode: Mode,
+    pub filter: &'a ChunkFilter,
+    pub snippet_chars: usize,
+    /// RRF constant.
+    pub rrf_k: u32,
+    /// Candidates per channel in hybrid mode.
+    pub candidates: usize,
+    /// Korean analyzer for the query (the chunks' morphemes are indexed).
+    pub korean: Option<&'a crate::korean::KoreanAnalyzer>,
+}
+
 /// A hit together with what RAG needs beyond the wire form.
 #[derive(Debug, Clone)]
 pub struct Retrieved {
@@ -44,64 +118,239 @@ pub struct Retrieved {
     /// Share of the query's content words present in the chunk (0–1): a
     /// bounded relevance signal for gating, unlike raw BM25.
     pub coverage: f64,
+    /// Bounded relevance for gating answers: the larger of `coverage` and
+    /// the cosine similarity (when the vector channel found the chunk).
+    pub relevance: f64,
 }
 
-/// Lexical retrieval: the best `k` chunks for `query` that pass `filter`.
+/// One channel's ranked candidates.
+#[derive(Debug, Clone, Default)]
+struct Ranked {
+    rank: Option<u32>,
+    score: Option<f64>,
+}
+
+/// Normalised RRF (seed §2.2): Σ over channels of 1 / (k_rrf + rank),
+/// divided by its ceiling 2 / (k_rrf + 1), so a chunk ranked first by both
+/// channels scores 1.0 and one ranked first by a single channel 0.5.
+pub fn rrf_score(ranks: &[Option<u32>], rrf_k: u32) -> f64 {
+    let k = rrf_k as f64;
+    let raw: f64 = ranks.iter().flatten().map(|&r| 1.0 / (k + r as f64)).sum();
+    raw / (2.0 / (k + 1.0))
+}
+
+/// Retrieve the best `k` chunks for `request`.
 pub fn retrieve(
     store: &Store,
-    query: &str,
-    k: usize,
-    snippet_chars: usize,
-    filter: &ChunkFilter,
-) -> Result<Vec<Retrieved>, StoreError> {
-    let terms = query_terms(query);
-    let rows = match fts_expression(&terms) {
-        Some(expr) => store.lexical_search(&expr, k, filter)?,
-        None => Vec::new(),
+    vectors: Option<VectorChannel<'_>>,
+    request: &Request<'_>,
+) -> Result<Vec<Retrieved>, SearchError> {
+    let terms = query_terms(request.query);
+    let per_channel = match request.mode {
+        Mode::Hybrid => request.candidates.max(request.k),
+        _ => request.k,
     };
-    Ok(rows
-        .into_iter()
-        .enumerate()
-        .filter_map(|(i, row)| {
-            let coverage = coverage(&row.text, &terms);
-            let text = row.text.clone();
-            hit(i as u32 + 1, row, &terms, snippet_chars).map(|hit| Retrieved {
+    let mut rows: HashMap<String, HitRow> = HashMap::new();
+    let mut lexical: HashMap<String, Ranked> = HashMap::new();
+    let mut vector: HashMap<String, Ranked> = HashMap::new();
+    if request.mode != Mode::Vector
+        && let Some(expr) = fts_expression(&korean_query_terms(request.korean, &terms))
+    {
+        for (i, (row, bm25)) in store
+            .lexical_search(&expr, per_channel, request.filter)?
+            .into_iter()
+            .enumerate()
+        {
+            lexical.insert(
+                row.chunk_id.clone(),
+                Ranked {
+                    rank: Some(i as u32 + 1),
+                    score: Some(bm25),
+                },
+            );
+            rows.insert(row.chunk_id.clone(), row);
+        }
+    }
+    let mut model = None;
+    if request.mode != Mode::Lexical {
+        let channel = vectors.ok_or_else(|| SearchError::NoVectors {
+            mode: request.mode.as_str(),
+            reason: "no vector index is open".into(),
+        })?;
+        model = Some(channel.embedder.spec().id());
+        let query = channel.embedder.embed_query(request.query)?;
+        let found = vector_candidates(store, channel, &query, per_channel, request.filter)?;
+        for (i, (row, cosine)) in found.into_iter().enumerate() {
+            vector.insert(
+                row.chunk_id.clone(),
+                Ranked {
+                    rank: Some(i as u32 + 1),
+                    score: Some(cosine as f64),
+                },
+            );
+            rows.insert(row.chunk_id.clone(), row);
+        }
+    }
+
+    let mut scored: Vec<(f64, String)> = rows
+        .keys()
+        .map(|id| {
+            let l = lexical.get(id).cloned().unwrap_or_default();
+            let v = vector.get(id).cloned().unwrap_or_default();
+            let score = match request.mode {
+                Mode::Lexical => l.score.unwrap_or(0.0),
+                Mode::Vector => v.score.unwrap_or(0.0),
+                Mode::Hybrid => rrf_score(&[l.rank, v.rank], request.rrf_k),
+            };
+            (score, id.clone())
+        })
+        .collect();
+    // Best first; ties by the lexical rank, then the chunk id, so results
+    // are stable.
+    scored.sort_by(|a, b| {
+        b.0.total_cmp(&a.0)
+            .then_with(|| {
+                let rank = |id: &String| lexical.get(id).and_then(|r| r.rank).unwrap_or(u32::MAX);
+                rank(&a.1).cmp(&rank(&b.1))
+            })
+            .then_with(|| a.1.cmp(&b.1))
+    });
+    scored.truncate(request.k);
+
+    let mut out = Vec::new();
+    for (score, id) in scored {
+        let row = rows.remove(&id).expect("scored ids come from rows");
+        let l = lexical.remove(&id).unwrap_or_default();
+        let v = vector.remove(&id).unwrap_or_default();
+        let rank = out.len() as u32 + 1;
+        let retrieval = Retrieval {
+            method: request.mode.as_str(),
+            lexical_score: l.score,
+            vector_score: v.score,
+            fusion_score: (request.mode == Mode::Hybrid).then_some(score),
+            lexical_rank: l.rank,
+            vector_rank: v.rank,
+        };
+        let score_kind = match request.mode {
+            Mode::Lexical => "bm25",
+            Mode::Vector => "cosine",
+            Mode::Hybrid => "rrf",
+        };
+        let coverage = coverage(&row.text, &terms);
+        let relevance = coverage.max(v.score.unwrap_or(0.0));
+        let text = row.text.clone();
+        if let Some(hit) = hit(
+            rank,
+            row,
+            (score, score_kind),
+            retrieval,
+            model.clone(),
+            &terms,
+            request.snippet_chars,
+        ) {
+            out.push(Retrieved {
                 hit,
                 text,
                 coverage,
-            })
-        })
-        .collect())
+                relevance,
+            });
+        }
+    }
+    Ok(out)
 }
 
-/// Run a lexical search for `query`, returning at most `k` hits.
-pub fn lexical(
+/// Query terms plus the morphemes of their Korean words, so 서울에서 in a
+/// query also looks for 서울 (the same analysis the chunks got).
+fn korean_query_terms(
+    korean: Option<&crate::korean::KoreanAnalyzer>,
+    terms: &[String],
+) -> Vec<String> {
+    let Some(analyzer) = korean else {
+        return terms.to_vec();
+    };
+    let mut out = terms.to_vec();
+    for t in terms {
+        if let Ok(Some(morphemes)) = analyzer.morphemes(t) {
+            for m in query_terms(&morphemes) {
+                if !out.contains(&m) {
+                    out.push(m);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Nearest chunks passing `filter`, best first, at most `n`: the table is
+/// asked for more neighbours until `n` pass the filter or it runs out.
+fn vector_candidates(
     store: &Store,
-    query: &str,
-    k: usize,
-    snippet_chars: usize,
+    channel: VectorChannel<'_>,
+    query: &[f32],
+    n: usize,
     filter: &ChunkFilter,
-) -> Result<SearchResponse, StoreError> {
+) -> Result<Vec<(HitRow, f32)>, SearchError> {
+    let mut fetch = if filter.is_empty() { n } else { n * 4 };
+    loop {
+        let neighbours: Vec<(String, f32)> = channel
+            .table
+            .search(query, fetch)?
+            .into_iter()
+            .filter(|(_, cosine)| *cosine >= channel.min_score)
+            .collect();
+        let exhausted = neighbours.len() < fetch;
+        let ids: Vec<String> = neighbours.iter().map(|(id, _)| id.clone()).collect();
+        let mut rows: HashMap<String, HitRow> = store
+            .hit_rows(&ids, filter)?
+            .into_iter()
+            .map(|r| (r.chunk_id.clone(), r))
+            .collect();
+        let found: Vec<(HitRow, f32)> = neighbours
+            .into_iter()
+            .filter_map(|(id, cosine)| rows.remove(&id).map(|r| (r, cosine)))
+            .take(n)
+            .collect();
+        if found.len() >= n || exhausted {
+            return Ok(found);
+        }
+        fetch *= 4;
+    }
+}
+
+/// Run a search and wrap it as `search_response.v1`.
+pub fn search(
+    store: &Store,
+    vectors: Option<VectorChannel<'_>>,
+    request: &Request<'_>,
+) -> Result<SearchResponse, SearchError> {
     Ok(SearchResponse {
         schema_version: "search_response.v1",
-        query: query.to_string(),
-        mode: "lexical",
-        hits: retrieve(store, query, k, snippet_chars, filter)?
+        query: request.query.to_string(),
+        mode: request.mode.as_str(),
+        hits: retrieve(store, vectors, request)?
             .into_iter()
             .map(|r| r.hit)
             .collect(),
     })
 }
 
-fn hit(rank: u32, row: LexicalRow, terms: &[String], snippet_chars: usize) -> Option<SearchHit> {
+fn hit(
+    rank: u32,
+    row: HitRow,
+    (score, score_kind): (f64, &'static str),
+    retrieval: Retrieval,
+    embedding_model: Option<String>,
+    terms: &[String],
+    snippet_chars: usize,
+) -> Option<SearchHit> {
     let citation =
         Citation::from_spans(&row.workspace_path, &row.spans, row.section_label.clone())?;
     let snippet = snippet(&row.text, terms, snippet_chars);
     Some(SearchHit {
         schema_version: "search_hit.v1",
         rank,
-        score: row.bm25,
-        score_kind: "bm25",
+        score,
+        score_kind,
         chunk_id: row.chunk_id,
         doc_id: row.doc_id,
         doc_path: row.workspace_path,
@@ -110,16 +359,9 @@ fn hit(rank: u32, row: LexicalRow, terms: &[String], snippet_chars: usize) -> Op
         snippet_full_text: snippet == row.text.trim(),
         snippet,
         citation,
-        retrieval: Retrieval {
-            method: "lexical",
-            lexical_score: Some(row.bm25),
-            vector_score: None,
-            fusion_score: None,
-            lexical_rank: Some(rank),
-            vector_rank: None,
-        },
+        retrieval,
         index_version: INDEX_VERSION,
-        embedding_model: None,
+        embedding_model,
         chunker_version: row.chunker_version,
         code_lang: row.spans[0]["lang"].as_str().map(String::from),
         repo: row.repo,
@@ -195,6 +437,17 @@ mod tests {
         let e = fts_expression(&query_terms("NEAR(a b) OR c*")).unwrap();
         assert_eq!(e, "text : (\"near\" OR \"a\" OR \"b\" OR \"or\" OR \"c\")");
         assert_eq!(fts_expression(&[]), None);
+    }
+
+    #[test]
+    fn rrf_matches_the_formula_and_its_ceiling() {
+        assert_eq!(rrf_score(&[Some(1), Some(1)], 60), 1.0);
+        assert!((rrf_score(&[Some(1), None], 60) - 0.5).abs() < 1e-12);
+        let expected = (1.0 / 63.0 + 1.0 / 70.0) / (2.0 / 61.0);
+        assert!((rrf_score(&[Some(3), Some(10)], 60) - expected).abs() < 1e-12);
+        assert_eq!(rrf_score(&[None, None], 60), 0.0);
+        assert_eq!(Mode::parse("hybrid"), Some(Mode::Hybrid));
+        assert_eq!(Mode::parse("dense"), None);
     }
 
     #[test]

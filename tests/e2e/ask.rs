@@ -6,7 +6,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use crate::llm_server::{LlmServer, Script, Wire, config_for, dead_endpoint, tokens};
-use crate::support::{Kb, sample_corpus};
+use crate::support::{Kb, embedding_config, sample_corpus};
 
 const WIRES: [Wire; 2] = [Wire::Ollama, Wire::OpenAi];
 const QUESTION: &str = "How does the Raft leader replicate log entries with AppendEntries?";
@@ -315,11 +315,53 @@ fn human_output_has_references_and_footer() {
 #[test]
 fn doctor_checks_the_model_server() {
     let server = LlmServer::start(Wire::OpenAi, Script::Answer(vec![]));
-    let kb = Kb::with_config(&server.config(5));
+    let kb = Kb::with_config(&format!("{}{}", server.config(5), embedding_config()));
     let (report, code) = kb.json(&["doctor"]);
     assert_eq!(code, 0, "{report:#}");
     assert_eq!(report["schema_version"], "doctor.v1");
     assert_eq!(report["ok"], true);
+    let check = |name: &str| {
+        report["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["name"] == name)
+            .unwrap_or_else(|| panic!("no {name} check: {report:#}"))
+            .clone()
+    };
+    assert!(
+        check("onnx_runtime")["detail"]
+            .as_str()
+            .unwrap()
+            .contains("libonnxruntime.so"),
+        "{report:#}"
+    );
+    assert!(
+        check("embedding_model")["detail"]
+            .as_str()
+            .unwrap()
+            .starts_with("all-minilm-l6-v2@v1 (384d)"),
+        "{report:#}"
+    );
+
+    // A configured model that is not installed: unhealthy, with the fix.
+    let kb = Kb::with_config(&server.config(5));
+    let (report, code) = kb.json(&["doctor"]);
+    assert_eq!(code, 3, "{report:#}");
+    let model = report["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "embedding_model")
+        .unwrap();
+    assert_eq!(model["ok"], false);
+    assert!(
+        model["hint"]
+            .as_str()
+            .unwrap()
+            .contains("kebab models pull multilingual-e5-small"),
+        "{model}"
+    );
 
     let kb = Kb::with_config(&server.config(5).replace("test-model:1b", "other-model"));
     let (report, code) = kb.json(&["doctor"]);

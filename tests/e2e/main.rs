@@ -12,6 +12,7 @@ mod cli;
 mod code;
 mod code_oracle;
 mod fetch;
+mod hybrid;
 mod incremental;
 mod sandbox;
 mod search_quality;

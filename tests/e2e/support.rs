@@ -169,3 +169,63 @@ impl Kb {
         .expect("write config");
     }
 }
+
+/// Offline model assets fetched by `scripts/fetch-assets.sh` (run by
+/// `scripts/test.sh`): ONNX Runtime, all-MiniLM-L6-v2, mecab-ko-dic.
+pub fn assets_dir() -> PathBuf {
+    let dir = std::env::var_os("KEBAB_ASSETS_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            PathBuf::from(std::env::var_os("HOME").expect("HOME")).join(".cache/kebab-assets")
+        });
+    assert!(
+        dir.join("models/all-minilm-l6-v2/model.onnx").is_file()
+            && dir.join("mecab-ko-dic/sys.dic").is_file(),
+        "model assets missing in {}: run scripts/fetch-assets.sh",
+        dir.display()
+    );
+    dir
+}
+
+/// Config enabling vector search with the offline MiniLM model.
+pub fn embedding_config() -> String {
+    let assets = assets_dir();
+    format!(
+        "[models.embedding]\nmodel = \"all-minilm-l6-v2\"\npath = \"{}\"\nruntime = \"{}\"\n",
+        assets.join("models/all-minilm-l6-v2").display(),
+        assets.join("onnxruntime").display()
+    )
+}
+
+/// Config turning vector search off.
+pub const NO_EMBEDDINGS: &str = "[models.embedding]\nmodel = \"\"\n";
+
+/// The Korean dictionary, built once per test run from the mecab-ko-dic
+/// assets by `kebab models import-ko-dic`.
+pub fn ko_dic() -> PathBuf {
+    static BUILT: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    BUILT
+        .get_or_init(|| {
+            let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join("ko-dic");
+            if !out.join("metadata.json").is_file() {
+                let kb = Kb::with_config(NO_EMBEDDINGS);
+                let source = assets_dir().join("mecab-ko-dic");
+                let (report, code) = kb.json(&[
+                    "models",
+                    "import-ko-dic",
+                    source.to_str().expect("utf-8"),
+                    "--out",
+                    out.to_str().expect("utf-8"),
+                ]);
+                assert_eq!(code, 0, "{report}");
+                assert!(report["entries"].as_u64().unwrap() > 500_000, "{report}");
+            }
+            out
+        })
+        .clone()
+}
+
+/// Config using the Korean dictionary.
+pub fn korean_config() -> String {
+    format!("[models.korean]\ndictionary = \"{}\"\n", ko_dic().display())
+}

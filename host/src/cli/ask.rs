@@ -5,10 +5,16 @@ use super::prelude::*;
 pub(crate) fn ask(
     app: &mut App,
     question: &str,
-    opts: &kebab::rag::AskOptions,
+    opts: &kebab::rag::AskOptions<'_>,
     json: bool,
 ) -> Result<u8> {
     let llm = LlmClient::new(app.config.models.llm.clone())?;
+    let indexes = kebab::indexes::Indexes::open(app, true);
+    let opts = &kebab::rag::AskOptions {
+        vectors: indexes.vector_channel(app),
+        korean: indexes.korean.as_ref(),
+        ..opts.clone()
+    };
     let cancel = Arc::new(AtomicBool::new(false));
     {
         let cancel = cancel.clone();
@@ -115,11 +121,11 @@ pub(crate) fn print_answer(
         );
         for r in &outcome.retrieved {
             println!(
-                "  #{} {:.2} {}  bm25={:.1}",
+                "  #{} {:.2} {}  {}",
                 r.hit.rank,
-                r.coverage,
+                r.relevance,
                 r.hit.citation.uri(),
-                r.hit.score
+                channel_scores(&r.hit.retrieval)
             );
         }
         let n = |v: Option<u32>| v.map_or("?".to_string(), |n| n.to_string());
@@ -226,4 +232,19 @@ fn best_line(evidence: &str, claim: &str) -> Option<String> {
         .filter(|(n, _)| *n > 0)
         .max_by_key(|(n, _)| *n)
         .map(|(_, l)| l.chars().take(160).collect())
+}
+
+/// `bm25=12.4 vec=0.78` for whichever channels found a chunk.
+fn channel_scores(r: &kebab::wire::Retrieval) -> String {
+    let mut parts = Vec::new();
+    if let Some(b) = r.lexical_score {
+        parts.push(format!("bm25={b:.1}"));
+    }
+    if let Some(v) = r.vector_score {
+        parts.push(format!("vec={v:.2}"));
+    }
+    if let Some(f) = r.fusion_score {
+        parts.push(format!("rrf={f:.2}"));
+    }
+    parts.join(" ")
 }

@@ -89,6 +89,9 @@ pub(crate) fn doctor(config: Config, paths: Paths, json: bool) -> Result<u8> {
                     Err(e) => Err((e.to_string(), "reinstall kebab".into())),
                 },
             );
+            for (name, result) in search_index_checks(&app) {
+                check(name, result);
+            }
         }
         Err(e) => check(
             "sqlite_open",
@@ -165,4 +168,70 @@ pub(crate) fn doctor(config: Config, paths: Paths, json: bool) -> Result<u8> {
         }
     }
     Ok(if ok { EXIT_OK } else { EXIT_UNHEALTHY })
+}
+
+type CheckResult = Result<String, (String, String)>;
+
+/// ONNX Runtime, the embedding model with its vector table, and the
+/// Korean dictionary.
+fn search_index_checks(app: &App) -> Vec<(&'static str, CheckResult)> {
+    let mut out = Vec::new();
+    let embedding = &app.config.models.embedding;
+    if embedding.model.trim().is_empty() {
+        out.push((
+            "embedding_model",
+            Ok("off ([models.embedding] model is empty): lexical search only".to_string()),
+        ));
+    } else {
+        let candidates = kebab::embed::runtime::candidates(
+            embedding.runtime.as_deref(),
+            &app.paths.data_dir,
+            &app.paths.cache_dir,
+        );
+        out.push((
+            "onnx_runtime",
+            kebab::embed::runtime::locate(&candidates)
+                .map(|p| p.display().to_string())
+                .map_err(|e| (e.to_string(), e.hint())),
+        ));
+        out.push((
+            "embedding_model",
+            match app.embedder() {
+                Ok(Some(e)) => {
+                    let spec = e.spec();
+                    let rows = app
+                        .vectors(spec)
+                        .and_then(|v| v.count().map(|n| (v.name().to_string(), n)));
+                    match rows {
+                        Ok((table, n)) => Ok(format!(
+                            "{} ({}d) from {}; {n} vectors in {table}",
+                            spec.id(),
+                            spec.dimensions,
+                            spec.dir.display()
+                        )),
+                        Err(err) => Err((err.to_string(), "re-run `kebab ingest`".into())),
+                    }
+                }
+                Ok(None) => Ok("off".into()),
+                Err(e) => Err((e.to_string(), e.hint())),
+            },
+        ));
+    }
+    out.push((
+        "korean_dictionary",
+        match app.korean() {
+            Ok(Some(k)) => Ok(k.dir().display().to_string()),
+            Ok(None) => Ok(
+                "not installed: Korean words glued to particles (서울에서) match only whole \
+                 (`kebab models import-ko-dic <mecab-ko-dic dir>` installs it)"
+                    .into(),
+            ),
+            Err(e) => Err((
+                e.to_string(),
+                "`kebab models import-ko-dic <mecab-ko-dic dir>`, or fix [models.korean] dictionary"
+                    .into(),
+            )),
+        },
+    ));
+    out
 }

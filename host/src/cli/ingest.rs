@@ -12,6 +12,7 @@ pub(crate) fn ingest(
     for w in &plugins.warnings {
         eprintln!("warning: {w}");
     }
+    let indexes = kebab::indexes::Indexes::open(app, true);
     let cancel = Arc::new(AtomicBool::new(false));
     {
         let cancel = cancel.clone();
@@ -41,10 +42,15 @@ pub(crate) fn ingest(
             Progress::ScanCompleted { total } => bar.set_length(*total as u64),
             Progress::AssetStarted { path, .. } => bar.set_message(path.clone()),
             Progress::AssetFinished { .. } => bar.inc(1),
+            Progress::Embedded { done, total } => {
+                bar.set_length(*total as u64);
+                bar.set_position(*done as u64);
+                bar.set_message("embedding chunks");
+            }
             _ => {}
         }
     };
-    let report = kebab::ingest::ingest(app, &plugins, path, &cancel, &mut on_progress)?;
+    let report = kebab::ingest::ingest(app, &plugins, &indexes, path, &cancel, &mut on_progress)?;
     bar.finish_and_clear();
     if json {
         writeln!(stdout, "{}", serde_json::to_string(&report)?)?;
@@ -112,6 +118,27 @@ pub(crate) fn print_ingest_report(r: &IngestReport) {
     }
     if notable.len() > MAX_REPORT_LINES {
         println!("  … {} more (see --json)", notable.len() - MAX_REPORT_LINES);
+    }
+    if let Some(v) = &r.vectors {
+        println!(
+            "  vectors: {} embedded · {} from cache · {} stale removed · {} in {}{}",
+            v.embedded,
+            v.from_cache,
+            v.removed,
+            v.total,
+            v.table,
+            if v.ann_index {
+                " (ANN index built)"
+            } else {
+                ""
+            }
+        );
+    }
+    if r.korean_analyzed > 0 {
+        println!("  Korean: {} chunks analysed", r.korean_analyzed);
+    }
+    for w in &r.warnings {
+        println!("  warning: {w}");
     }
     if r.skipped_unsupported > 0 {
         println!(

@@ -2,9 +2,11 @@
 
 pub(crate) mod ask;
 pub(crate) mod doctor;
+pub(crate) mod eval;
 pub(crate) mod fetch;
 pub(crate) mod ingest;
 pub(crate) mod init;
+pub(crate) mod models;
 pub(crate) mod output;
 pub(crate) mod plugin;
 pub(crate) mod search;
@@ -28,9 +30,11 @@ pub(crate) mod prelude {
 
     pub(crate) use super::ask::*;
     pub(crate) use super::doctor::*;
+    pub(crate) use super::eval::*;
     pub(crate) use super::fetch::*;
     pub(crate) use super::ingest::*;
     pub(crate) use super::init::*;
+    pub(crate) use super::models::*;
     pub(crate) use super::output::*;
     pub(crate) use super::plugin::*;
     pub(crate) use super::search::*;

@@ -64,6 +64,20 @@ pub(crate) fn classify(err: &anyhow::Error) -> (&'static str, Option<String>) {
                 Some("pass --data-dir DIR (or set KEBAB_DATA_DIR) to a writable place".into()),
             );
         }
+        if let Some(e) = cause.downcast_ref::<kebab::embed::EmbedError>() {
+            return ("model_missing", Some(e.hint()));
+        }
+        if let Some(kebab::search::SearchError::NoVectors { .. }) =
+            cause.downcast_ref::<kebab::search::SearchError>()
+        {
+            return (
+                "model_missing",
+                Some(
+                    "`kebab doctor` shows what is missing; `--mode lexical` works without a model"
+                        .into(),
+                ),
+            );
+        }
         if cause.downcast_ref::<kebab::store::StoreError>().is_some() {
             return (
                 "io_error",

@@ -13,6 +13,7 @@ use serde_json::{Value, json};
 
 use crate::app::{App, Plugins};
 use crate::ids;
+use crate::indexes::Indexes;
 use crate::plugin::ChunkPolicy;
 use crate::plugin::registry::RegisteredPlugin;
 use crate::plugin::runtime::CallOutput;
@@ -20,9 +21,11 @@ use crate::plugin::validate::{SourceShape, validate};
 use crate::store::{IndexedDoc, NewDocument, StoreError};
 use crate::walk::{self, SkipReason, WalkItem, WalkOptions};
 
+mod derived;
 mod document;
 mod report;
 
+pub use derived::{DerivedError, Timings, VectorReport};
 pub use document::CHUNKER_KEY;
 use document::build_document;
 use report::Report;
@@ -41,6 +44,8 @@ pub enum IngestError {
     },
     #[error(transparent)]
     Store(#[from] StoreError),
+    #[error(transparent)]
+    Derived(#[from] DerivedError),
 }
 
 /// What a worker made of one file.
@@ -86,6 +91,7 @@ struct Shared<'a> {
 pub fn ingest(
     app: &mut App,
     plugins: &Plugins,
+    indexes: &Indexes,
     path: &Path,
     cancel: &AtomicBool,
     on_progress: &mut dyn FnMut(&Progress),
@@ -163,7 +169,7 @@ pub fn ingest(
         "path": start.display().to_string(),
         "exclude": app.config.workspace.exclude,
     });
-    conclude(app, report, scope, started, aborted, on_progress)
+    conclude(app, indexes, report, scope, started, aborted, on_progress)
 }
 
 /// Re-parse every document the plugin `name` is responsible for, whether or
@@ -171,6 +177,7 @@ pub fn ingest(
 pub fn reindex(
     app: &mut App,
     plugins: &Plugins,
+    indexes: &Indexes,
     name: &str,
     cancel: &AtomicBool,
     on_progress: &mut dyn FnMut(&Progress),
@@ -203,6 +210,7 @@ pub fn reindex(
     )?;
     conclude(
         app,
+        indexes,
         report,
         json!({ "plugin": name }),
         started,
@@ -211,15 +219,32 @@ pub fn reindex(
     )
 }
 
-/// Final progress event, the report, and its `ingest_runs` row.
+/// Derived indexes, the final progress event, the report, and its
+/// `ingest_runs` row.
 fn conclude(
     app: &mut App,
-    report: Report,
+    indexes: &Indexes,
+    mut report: Report,
     scope: Value,
     started: Instant,
     aborted: bool,
     on_progress: &mut dyn FnMut(&Progress),
 ) -> Result<IngestReport, IngestError> {
+    report.warnings.extend(indexes.warnings.iter().cloned());
+    if let Some(korean) = &indexes.korean {
+        report.korean_analyzed = derived::backfill_korean(app, korean, &mut report.timings)?;
+    }
+    if let Some((embedder, vectors)) = &indexes.vectors {
+        let ann_min_rows = app.config.search.ann_min_rows;
+        report.vectors = Some(derived::sync_vectors(
+            app,
+            embedder,
+            vectors,
+            ann_min_rows,
+            &mut report.timings,
+            on_progress,
+        )?);
+    }
     let counts = report.counts.clone();
     on_progress(&if aborted {
         Progress::Aborted { counts }
@@ -273,6 +298,8 @@ fn run_jobs(
         .min(total.max(1));
     let next = AtomicUsize::new(0);
     let (tx, rx) = mpsc::channel::<WorkerMsg>();
+    let started = Instant::now();
+    let store_before = report.timings.store_ms;
     std::thread::scope(|scope| {
         for _ in 0..workers {
             let tx = tx.clone();
@@ -320,6 +347,8 @@ fn run_jobs(
         }
         Ok::<(), IngestError>(())
     })?;
+    let store_ms = report.timings.store_ms - store_before;
+    report.timings.parse_ms += started.elapsed().as_millis().saturating_sub(store_ms);
     Ok(cancel.load(Ordering::Relaxed))
 }
 

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 use serde_json::Value;
 
-use super::{IngestError, Outcome};
+use super::{IngestError, Outcome, Timings, VectorReport};
 use crate::app::App;
 use crate::store::{StoreError, WriteOutcome};
 use crate::walk::SkipReason;
@@ -35,6 +35,11 @@ pub enum Progress {
         path: String,
         result: &'static str,
         chunks: usize,
+    },
+    /// Vectors written so far in the derived-index pass.
+    Embedded {
+        done: usize,
+        total: usize,
     },
     Completed {
         counts: Counts,
@@ -125,6 +130,14 @@ pub struct IngestReport {
     pub skipped_orphaned: usize,
     pub skipped_generated: usize,
     pub skip_examples: BTreeMap<&'static str, Vec<String>>,
+    /// Chunks analysed for Korean morphemes in this run.
+    pub korean_analyzed: usize,
+    /// The vector index pass; null when no embedding model is in use.
+    pub vectors: Option<VectorReport>,
+    /// Time per stage.
+    pub timings: Timings,
+    /// Run-level warnings (an index that is off, and why).
+    pub warnings: Vec<String>,
     pub items: Vec<IngestItem>,
 }
 
@@ -144,6 +157,10 @@ pub(super) struct Report {
     skips: BTreeMap<SkipReason, usize>,
     examples: BTreeMap<&'static str, Vec<String>>,
     pub(super) items: Vec<IngestItem>,
+    pub(super) korean_analyzed: usize,
+    pub(super) vectors: Option<VectorReport>,
+    pub(super) timings: Timings,
+    pub(super) warnings: Vec<String>,
 }
 
 impl Report {
@@ -196,7 +213,10 @@ impl Report {
             }
             Outcome::Parsed(prepared) => {
                 let doc = &prepared.doc;
-                let outcome = match app.store.replace_document(doc) {
+                let write_started = std::time::Instant::now();
+                let written = app.store.replace_document(doc);
+                self.timings.store_ms += write_started.elapsed().as_millis();
+                let outcome = match written {
                     Ok(o) => o,
                     Err(e @ StoreError::PathConflict { .. }) => {
                         self.error(rel, e.to_string());
@@ -266,6 +286,10 @@ impl Report {
                 .into_iter()
                 .filter(|(_, v)| !v.is_empty())
                 .collect(),
+            korean_analyzed: self.korean_analyzed,
+            vectors: self.vectors,
+            timings: self.timings,
+            warnings: self.warnings,
             items: self.items,
         }
     }

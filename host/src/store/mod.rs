@@ -3,13 +3,16 @@
 
 mod answers;
 mod documents;
-mod lexical;
+mod embeddings;
+mod evals;
 mod lookup;
+mod retrieval;
 
 pub use answers::{AnswerRow, TurnRow};
 pub use documents::{DocRow, IndexedDoc, NewBlock, NewChunk, NewDocument, WriteOutcome};
-pub use lexical::{ChunkFilter, LexicalRow};
+pub use embeddings::{CachedVector, MissingVector, ModelKey, text_hash};
 pub use lookup::{ChunkRow, DocRef};
+pub use retrieval::{ChunkFilter, HitRow};
 
 use std::path::Path;
 
@@ -28,6 +31,11 @@ const MIGRATIONS: &[(u32, &str, &str)] = &[
         2,
         "V002__answers_and_chat.sql",
         include_str!("../../../migrations/V002__answers_and_chat.sql"),
+    ),
+    (
+        3,
+        "V003__vectors_korean_eval.sql",
+        include_str!("../../../migrations/V003__vectors_korean_eval.sql"),
     ),
 ];
 
@@ -274,8 +282,8 @@ mod tests {
             .lexical_search("\"zebra\"", 10, &ChunkFilter::default())
             .unwrap();
         assert_eq!(hits.len(), 1);
-        assert_eq!(hits[0].workspace_path, "b.md");
-        assert!(hits[0].bm25 > 0.0);
+        assert_eq!(hits[0].0.workspace_path, "b.md");
+        assert!(hits[0].1 > 0.0);
         assert_eq!(store.remove_documents(&["b.md".into()]).unwrap(), 1);
         assert_eq!(store.counts().unwrap(), (1, 1, 1));
         assert!(

@@ -1,0 +1,211 @@
+//! Indexes derived from the chunks, brought up to date after every run:
+//! Korean morphemes in FTS5 and vectors in LanceDB.
+//!
+//! SQLite is the source of truth. Vectors are reconciled, not patched: rows
+//! whose chunk has no `embedding_records` entry any more (the chunk was
+//! deleted or replaced) are removed, then every chunk without a record is
+//! embedded — from the cache when its exact text was embedded before — and
+//! recorded. A crash at any point is repaired by the next run.
+
+use std::collections::{HashMap, HashSet};
+use std::time::Instant;
+
+use serde::Serialize;
+
+use super::Progress;
+use crate::app::App;
+use crate::embed::Embedder;
+use crate::korean::KoreanAnalyzer;
+use crate::store::{ModelKey, StoreError, text_hash};
+use crate::vector::{VectorError, VectorRow, VectorStore};
+
+/// Chunks handled per round trip to the model and the stores.
+const BATCH: usize = 256;
+
+/// Failures while updating derived indexes.
+#[derive(Debug, thiserror::Error)]
+pub enum DerivedError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error(transparent)]
+    Vector(#[from] VectorError),
+    #[error(transparent)]
+    Embed(#[from] crate::embed::EmbedError),
+}
+
+/// What the derived-index pass did (`vectors` in `ingest_report.v1`).
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct VectorReport {
+    pub model: String,
+    pub table: String,
+    /// Chunks embedded by the model in this run.
+    pub embedded: usize,
+    /// Chunks whose vector came from the cache.
+    pub from_cache: usize,
+    /// Stale rows removed from the vector table.
+    pub removed: usize,
+    /// Rows in the table afterwards.
+    pub total: usize,
+    /// Whether an ANN index was (re)built.
+    pub ann_index: bool,
+}
+
+/// Time spent per stage, in milliseconds.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Timings {
+    /// Plugin parse + chunk (wall clock, workers in parallel).
+    pub parse_ms: u128,
+    /// SQLite writes of documents, blocks and chunks.
+    pub store_ms: u128,
+    /// Korean morphological analysis.
+    pub korean_ms: u128,
+    /// Running the embedding model.
+    pub embed_ms: u128,
+    /// Vector table and cache writes.
+    pub vector_store_ms: u128,
+}
+
+/// Analyse chunks stored without Korean morphemes. Returns how many.
+pub fn backfill_korean(
+    app: &mut App,
+    korean: &KoreanAnalyzer,
+    timings: &mut Timings,
+) -> Result<usize, StoreError> {
+    let started = Instant::now();
+    let mut done = 0;
+    loop {
+        let pending = app.store.chunks_missing_korean(BATCH)?;
+        if pending.is_empty() {
+            break;
+        }
+        let tokens: Vec<(String, String)> = pending
+            .into_iter()
+            .map(|(id, text)| {
+                // An analysis failure indexes the chunk without morphemes
+                // rather than retrying it forever.
+                let t = korean.morphemes(&text).ok().flatten().unwrap_or_default();
+                (id, t)
+            })
+            .collect();
+        done += tokens.len();
+        app.store.set_korean_tokens(&tokens)?;
+    }
+    timings.korean_ms += started.elapsed().as_millis();
+    Ok(done)
+}
+
+/// Bring the vector table in line with the chunks.
+pub fn sync_vectors(
+    app: &mut App,
+    embedder: &Embedder,
+    vectors: &VectorStore,
+    ann_min_rows: usize,
+    timings: &mut Timings,
+    on_progress: &mut dyn FnMut(&Progress),
+) -> Result<VectorReport, DerivedError> {
+    let spec = embedder.spec().clone();
+    let key: ModelKey<'_> = (&spec.name, &spec.version, spec.dimensions);
+    let mut report = VectorReport {
+        model: spec.id(),
+        table: vectors.name().to_string(),
+        ..Default::default()
+    };
+
+    // 1. Remove rows SQLite does not vouch for (and duplicates).
+    let t = Instant::now();
+    let recorded = app.store.embedded_chunk_ids(key)?;
+    let mut seen = HashSet::new();
+    let mut stale = Vec::new();
+    let mut duplicated = Vec::new();
+    for id in vectors.chunk_ids()? {
+        if !recorded.contains(&id) {
+            stale.push(id);
+        } else if !seen.insert(id.clone()) {
+            duplicated.push(id);
+        }
+    }
+    stale.sort();
+    stale.dedup();
+    vectors.delete_chunks(&stale)?;
+    if !duplicated.is_empty() {
+        vectors.delete_chunks(&duplicated)?;
+        app.store.forget_embeddings(key, &duplicated)?;
+    }
+    report.removed = stale.len();
+    timings.vector_store_ms += t.elapsed().as_millis();
+
+    // 2. Embed what has no vector.
+    let mut total_missing: Option<usize> = None;
+    loop {
+        let missing = app.store.chunks_missing_vectors(key, BATCH)?;
+        if missing.is_empty() {
+            break;
+        }
+        let total = *total_missing.get_or_insert_with(|| {
+            // One count query for the progress bar's length.
+            app.store
+                .count_chunks_missing_vectors(key)
+                .unwrap_or(missing.len())
+        });
+        let t = Instant::now();
+        let texts: Vec<String> = missing
+            .iter()
+            .map(|m| embedder.passage_text(&m.text))
+            .collect();
+        let hashes: Vec<String> = texts.iter().map(|t| text_hash(t)).collect();
+        let mut known: HashMap<String, Vec<f32>> = app.store.cached_vectors(key, &hashes)?;
+        timings.vector_store_ms += t.elapsed().as_millis();
+
+        let t = Instant::now();
+        let mut to_embed: Vec<usize> = Vec::new();
+        let mut queued = HashSet::new();
+        for (i, h) in hashes.iter().enumerate() {
+            if !known.contains_key(h) && queued.insert(h.clone()) {
+                to_embed.push(i);
+            }
+        }
+        let fresh = embedder.embed_passages(
+            &to_embed
+                .iter()
+                .map(|&i| texts[i].clone())
+                .collect::<Vec<_>>(),
+        )?;
+        timings.embed_ms += t.elapsed().as_millis();
+
+        let t = Instant::now();
+        let fresh: Vec<(String, Vec<f32>)> = to_embed
+            .iter()
+            .map(|&i| hashes[i].clone())
+            .zip(fresh)
+            .collect();
+        app.store.cache_vectors(key, &fresh)?;
+        report.embedded += fresh.len();
+        report.from_cache += missing.len() - fresh.len();
+        known.extend(fresh);
+        let rows: Vec<VectorRow> = missing
+            .iter()
+            .zip(&hashes)
+            .map(|(m, h)| VectorRow {
+                chunk_id: m.chunk_id.clone(),
+                doc_id: m.doc_id.clone(),
+                vector: known[h].clone(),
+            })
+            .collect();
+        vectors.add(&rows)?;
+        let ids: Vec<String> = missing.into_iter().map(|m| m.chunk_id).collect();
+        app.store.record_embeddings(key, vectors.name(), &ids)?;
+        timings.vector_store_ms += t.elapsed().as_millis();
+        on_progress(&Progress::Embedded {
+            done: report.embedded + report.from_cache,
+            total,
+        });
+    }
+
+    let t = Instant::now();
+    report.total = vectors.count()?;
+    if report.embedded + report.from_cache > 0 && !vectors.has_index()? {
+        report.ann_index = vectors.ensure_index(ann_min_rows)?;
+    }
+    timings.vector_store_ms += t.elapsed().as_millis();
+    Ok(report)
+}

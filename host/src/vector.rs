@@ -1,0 +1,354 @@
+//! The vector index: one LanceDB table per (model, dimensions) under the
+//! data directory's `lancedb/`, rows `(chunk_id, doc_id, vector)`.
+//!
+//! SQLite stays the source of truth: `embedding_records` says which chunks
+//! have a row here, and [`crate::ingest`] reconciles the two after every
+//! run, so deleted or changed documents leave no vectors behind.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use arrow_array::types::Float32Type;
+use arrow_array::{Array, FixedSizeListArray, Float32Array, RecordBatch, StringArray};
+use arrow_schema::{DataType, Field, Schema, SchemaRef};
+use futures::TryStreamExt;
+use lancedb::DistanceType;
+use lancedb::index::Index;
+use lancedb::index::vector::IvfHnswSqIndexBuilder;
+use lancedb::query::{ExecutableQuery, QueryBase, Select};
+
+/// Problems with the vector index.
+#[derive(Debug, thiserror::Error)]
+pub enum VectorError {
+    #[error("vector index {table}: {message}")]
+    Lance { table: String, message: String },
+    #[error("cannot start the vector index runtime: {0}")]
+    Runtime(String),
+    #[error("vector has {got} dimensions, table {table} holds {expected}")]
+    Dimensions {
+        table: String,
+        expected: usize,
+        got: usize,
+    },
+}
+
+/// Rows per delete predicate.
+const DELETE_BATCH: usize = 500;
+
+/// The table name for a model id (`name@version`) and its dimensions.
+pub fn table_name(model_id: &str, dimensions: usize) -> String {
+    let model: String = model_id
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+        .collect();
+    format!("chunk_embeddings_{model}_{dimensions}")
+}
+
+/// One row to store.
+#[derive(Debug, Clone, PartialEq)]
+pub struct VectorRow {
+    pub chunk_id: String,
+    pub doc_id: String,
+    pub vector: Vec<f32>,
+}
+
+/// An open vector table.
+pub struct VectorStore {
+    runtime: tokio::runtime::Runtime,
+    table: lancedb::Table,
+    name: String,
+    dimensions: usize,
+    schema: SchemaRef,
+}
+
+impl std::fmt::Debug for VectorStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("VectorStore")
+            .field("table", &self.name)
+            .finish()
+    }
+}
+
+fn quoted_list(values: &[String]) -> String {
+    values
+        .iter()
+        .map(|v| format!("'{}'", v.replace('\'', "''")))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+impl VectorStore {
+    /// Open (creating when missing) the table for `model_id` and
+    /// `dimensions` in the LanceDB directory `dir`.
+    pub fn open(dir: &Path, model_id: &str, dimensions: usize) -> Result<VectorStore, VectorError> {
+        let name = table_name(model_id, dimensions);
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .map_err(|e| VectorError::Runtime(e.to_string()))?;
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("chunk_id", DataType::Utf8, false),
+            Field::new("doc_id", DataType::Utf8, false),
+            Field::new(
+                "vector",
+                DataType::FixedSizeList(
+                    Arc::new(Field::new("item", DataType::Float32, true)),
+                    dimensions as i32,
+                ),
+                false,
+            ),
+        ]));
+        let lance = |e: lancedb::Error| VectorError::Lance {
+            table: name.clone(),
+            message: e.to_string(),
+        };
+        let table = runtime.block_on(async {
+            let db = lancedb::connect(&dir.to_string_lossy())
+                .execute()
+                .await
+                .map_err(lance)?;
+            let names = db.table_names().execute().await.map_err(lance)?;
+            if names.contains(&name) {
+                db.open_table(&name).execute().await.map_err(lance)
+            } else {
+                db.create_empty_table(&name, schema.clone())
+                    .execute()
+                    .await
+                    .map_err(lance)
+            }
+        })?;
+        Ok(VectorStore {
+            runtime,
+            table,
+            name,
+            dimensions,
+            schema,
+        })
+    }
+
+    fn err(&self, e: impl std::fmt::Display) -> VectorError {
+        VectorError::Lance {
+            table: self.name.clone(),
+            message: e.to_string(),
+        }
+    }
+
+    /// The table's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Append rows.
+    pub fn add(&self, rows: &[VectorRow]) -> Result<(), VectorError> {
+        if rows.is_empty() {
+            return Ok(());
+        }
+        if let Some(bad) = rows.iter().find(|r| r.vector.len() != self.dimensions) {
+            return Err(VectorError::Dimensions {
+                table: self.name.clone(),
+                expected: self.dimensions,
+                got: bad.vector.len(),
+            });
+        }
+        let ids = StringArray::from_iter_values(rows.iter().map(|r| r.chunk_id.as_str()));
+        let docs = StringArray::from_iter_values(rows.iter().map(|r| r.doc_id.as_str()));
+        let vectors = FixedSizeListArray::from_iter_primitive::<Float32Type, _, _>(
+            rows.iter()
+                .map(|r| Some(r.vector.iter().copied().map(Some).collect::<Vec<_>>())),
+            self.dimensions as i32,
+        );
+        let batch = RecordBatch::try_new(
+            self.schema.clone(),
+            vec![Arc::new(ids), Arc::new(docs), Arc::new(vectors)],
+        )
+        .map_err(|e| self.err(e))?;
+        self.runtime
+            .block_on(self.table.add(batch).execute())
+            .map_err(|e| self.err(e))?;
+        Ok(())
+    }
+
+    /// Remove every row of these documents.
+    pub fn delete_docs(&self, doc_ids: &[String]) -> Result<(), VectorError> {
+        self.delete_where("doc_id", doc_ids)
+    }
+
+    /// Remove these chunks' rows.
+    pub fn delete_chunks(&self, chunk_ids: &[String]) -> Result<(), VectorError> {
+        self.delete_where("chunk_id", chunk_ids)
+    }
+
+    fn delete_where(&self, column: &str, values: &[String]) -> Result<(), VectorError> {
+        for part in values.chunks(DELETE_BATCH) {
+            let predicate = format!("{column} IN ({})", quoted_list(part));
+            self.runtime
+                .block_on(self.table.delete(predicate.as_str()))
+                .map_err(|e| self.err(e))?;
+        }
+        Ok(())
+    }
+
+    /// Number of rows.
+    pub fn count(&self) -> Result<usize, VectorError> {
+        self.runtime
+            .block_on(self.table.count_rows(None))
+            .map_err(|e| self.err(e))
+    }
+
+    /// Every stored chunk id (with repeats, if any).
+    pub fn chunk_ids(&self) -> Result<Vec<String>, VectorError> {
+        let batches: Vec<RecordBatch> = self
+            .runtime
+            .block_on(async {
+                self.table
+                    .query()
+                    .select(Select::columns(&["chunk_id"]))
+                    .execute()
+                    .await?
+                    .try_collect()
+                    .await
+            })
+            .map_err(|e| self.err(e))?;
+        let mut out = Vec::new();
+        for b in &batches {
+            out.extend(strings(b, "chunk_id").map_err(|e| self.err(e))?);
+        }
+        Ok(out)
+    }
+
+    /// The `limit` nearest chunks to `query` by cosine similarity, best
+    /// first: `(chunk_id, cosine)`.
+    pub fn search(&self, query: &[f32], limit: usize) -> Result<Vec<(String, f32)>, VectorError> {
+        if query.len() != self.dimensions {
+            return Err(VectorError::Dimensions {
+                table: self.name.clone(),
+                expected: self.dimensions,
+                got: query.len(),
+            });
+        }
+        let batches: Vec<RecordBatch> = self
+            .runtime
+            .block_on(async {
+                self.table
+                    .query()
+                    .nearest_to(query)?
+                    .distance_type(DistanceType::Cosine)
+                    .refine_factor(4)
+                    .select(Select::columns(&["chunk_id"]))
+                    .limit(limit)
+                    .execute()
+                    .await?
+                    .try_collect()
+                    .await
+            })
+            .map_err(|e| self.err(e))?;
+        let mut out = Vec::new();
+        for b in &batches {
+            let ids = strings(b, "chunk_id").map_err(|e| self.err(e))?;
+            let distances = b
+                .column_by_name("_distance")
+                .and_then(|c| c.as_any().downcast_ref::<Float32Array>())
+                .ok_or_else(|| self.err("result without _distance"))?;
+            out.extend(
+                ids.into_iter()
+                    .zip(distances.values().iter().map(|d| 1.0 - d)),
+            );
+        }
+        out.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+        out.truncate(limit);
+        Ok(out)
+    }
+
+    /// Whether an ANN index exists on the vectors.
+    pub fn has_index(&self) -> Result<bool, VectorError> {
+        let indices = self
+            .runtime
+            .block_on(self.table.list_indices())
+            .map_err(|e| self.err(e))?;
+        Ok(indices
+            .iter()
+            .any(|i| i.columns.iter().any(|c| c == "vector")))
+    }
+
+    /// Build (or rebuild, to cover new rows) the IVF-HNSW-SQ index once the
+    /// table holds at least `min_rows`; below that, search is exact (flat).
+    /// Returns whether an index was built.
+    pub fn ensure_index(&self, min_rows: usize) -> Result<bool, VectorError> {
+        if self.count()? < min_rows {
+            return Ok(false);
+        }
+        let index =
+            Index::IvfHnswSq(IvfHnswSqIndexBuilder::default().distance_type(DistanceType::Cosine));
+        self.runtime
+            .block_on(
+                self.table
+                    .create_index(&["vector"], index)
+                    .replace(true)
+                    .execute(),
+            )
+            .map_err(|e| self.err(e))?;
+        Ok(true)
+    }
+}
+
+fn strings(batch: &RecordBatch, column: &str) -> Result<Vec<String>, String> {
+    let col = batch
+        .column_by_name(column)
+        .and_then(|c| c.as_any().downcast_ref::<StringArray>())
+        .ok_or_else(|| format!("result without {column}"))?;
+    Ok((0..col.len()).map(|i| col.value(i).to_string()).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn unit(i: usize, dims: usize) -> Vec<f32> {
+        let mut v = vec![0.0; dims];
+        v[i % dims] = 1.0;
+        v
+    }
+
+    #[test]
+    fn table_names_are_safe_identifiers() {
+        assert_eq!(
+            table_name("multilingual-e5-small@v1", 384),
+            "chunk_embeddings_multilingual_e5_small_v1_384"
+        );
+    }
+
+    #[test]
+    fn add_search_delete_and_reopen() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = VectorStore::open(dir.path(), "m@v1", 4).unwrap();
+        let rows: Vec<VectorRow> = (0..4)
+            .map(|i| VectorRow {
+                chunk_id: format!("c{i}"),
+                doc_id: format!("d{}", i / 2),
+                vector: unit(i, 4),
+            })
+            .collect();
+        store.add(&rows).unwrap();
+        assert_eq!(store.count().unwrap(), 4);
+        let hits = store.search(&unit(2, 4), 2).unwrap();
+        assert_eq!(hits[0].0, "c2");
+        assert!((hits[0].1 - 1.0).abs() < 1e-5, "{hits:?}");
+        assert!(hits[1].1.abs() < 1e-5, "{hits:?}");
+
+        store.delete_docs(&["d0".into()]).unwrap();
+        store.delete_chunks(&["c3".into()]).unwrap();
+        let mut left = store.chunk_ids().unwrap();
+        left.sort();
+        assert_eq!(left, vec!["c2"]);
+        drop(store);
+        let again = VectorStore::open(dir.path(), "m@v1", 4).unwrap();
+        assert_eq!(again.count().unwrap(), 1);
+        assert!(matches!(
+            again.search(&[1.0], 1),
+            Err(VectorError::Dimensions { .. })
+        ));
+        assert!(!again.ensure_index(1000).unwrap());
+        assert!(!again.has_index().unwrap());
+    }
+}

@@ -1,0 +1,375 @@
+//! Vector and hybrid search with the real ONNX model and LanceDB, Korean
+//! morphology with the real ko-dic, and the vector index kept in step with
+//! the documents.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use serde_json::Value;
+
+use crate::support::{Kb, NO_EMBEDDINGS, embedding_config, korean_config};
+
+/// A small corpus: one note per topic, no shared vocabulary between the
+/// paraphrase query below and its target note.
+fn write_corpus(root: &Path) {
+    let notes = [
+        (
+            "bread.md",
+            "# Sourdough\n\nMix flour, water and starter. Let the dough rise overnight, \
+             then bake it in a very hot oven until the crust is dark.\n",
+        ),
+        (
+            "errors.md",
+            "# Deploy log\n\nThe rollout stopped with kbx4471zq while the cache was cold; \
+             retrying after warm-up fixed it.\n",
+        ),
+        (
+            "cycling.md",
+            "# Bicycle maintenance\n\nClean the chain, check tyre pressure and adjust the \
+             brakes before every long ride.\n",
+        ),
+        (
+            "finance.md",
+            "# Budget\n\nTrack monthly spending, keep an emergency fund and invest the rest \
+             in index funds.\n",
+        ),
+        (
+            "garden.md",
+            "# Tomatoes\n\nWater the plants at the roots, pinch the suckers and watch for \
+             blight on the leaves.\n",
+        ),
+    ];
+    for (name, text) in notes {
+        std::fs::write(root.join(name), text).unwrap();
+    }
+}
+
+/// Paraphrase of bread.md sharing none of its words.
+const PARAPHRASE: &str = "homemade leavened loaves";
+
+fn search(kb: &Kb, query: &str, mode: &str) -> (Value, i32) {
+    kb.json(&["search", query, "--mode", mode, "--k", "5"])
+}
+
+fn paths(resp: &Value) -> Vec<String> {
+    resp["hits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["doc_path"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn paraphrases_need_vectors_identifiers_need_words_and_hybrid_has_both() {
+    let kb = Kb::with_config(&embedding_config());
+    let corpus = tempfile::tempdir().unwrap();
+    write_corpus(corpus.path());
+    let report = kb.ingest(corpus.path());
+    let vectors = &report["vectors"];
+    assert_eq!(vectors["model"], "all-minilm-l6-v2@v1", "{report}");
+    assert_eq!(vectors["embedded"], 5, "{report}");
+    assert_eq!(vectors["total"], 5, "{report}");
+
+    // The paraphrase: lexical finds nothing, vector and hybrid find bread.md first.
+    let (lexical, code) = search(&kb, PARAPHRASE, "lexical");
+    assert!(
+        !paths(&lexical).contains(&"bread.md".to_string()),
+        "{lexical}"
+    );
+    assert_eq!(code, 1, "no lexical hit at all: {lexical}");
+    let (vector, code) = search(&kb, PARAPHRASE, "vector");
+    assert_eq!(code, 0);
+    assert_eq!(paths(&vector)[0], "bread.md", "{vector}");
+    assert_eq!(vector["hits"][0]["score_kind"], "cosine");
+    let (hybrid, _) = search(&kb, PARAPHRASE, "hybrid");
+    assert_eq!(paths(&hybrid)[0], "bread.md", "{hybrid}");
+
+    // The rare identifier: lexical and hybrid rank errors.md first.
+    let (lexical, _) = search(&kb, "kbx4471zq", "lexical");
+    assert_eq!(paths(&lexical), vec!["errors.md"], "{lexical}");
+    assert_eq!(lexical["hits"][0]["score_kind"], "bm25");
+    let (hybrid, _) = search(&kb, "kbx4471zq", "hybrid");
+    assert_eq!(paths(&hybrid)[0], "errors.md", "{hybrid}");
+
+    // Default mode with a model installed is hybrid.
+    let (default, _) = kb.json(&["search", "oven crust"]);
+    assert_eq!(default["mode"], "hybrid");
+
+    // Every hybrid score is normalised RRF, exactly.
+    for resp in [&hybrid, &default] {
+        for hit in resp["hits"].as_array().unwrap() {
+            let r = &hit["retrieval"];
+            assert_eq!(r["method"], "hybrid");
+            assert_eq!(hit["score_kind"], "rrf");
+            assert_eq!(hit["embedding_model"], "all-minilm-l6-v2@v1");
+            let mut raw = 0.0;
+            for rank in [&r["lexical_rank"], &r["vector_rank"]] {
+                if let Some(rank) = rank.as_f64() {
+                    raw += 1.0 / (60.0 + rank);
+                }
+            }
+            let expected = raw / (2.0 / 61.0);
+            let fusion = r["fusion_score"].as_f64().unwrap();
+            assert!((fusion - expected).abs() < 1e-12, "{hit}");
+            assert_eq!(hit["score"].as_f64().unwrap(), fusion);
+            assert!(fusion <= 1.0);
+            assert_eq!(r["lexical_score"].is_null(), r["lexical_rank"].is_null());
+            assert_eq!(r["vector_score"].is_null(), r["vector_rank"].is_null());
+        }
+    }
+    // The errors.md hit was found by both channels or by lexical alone.
+    assert_eq!(
+        hybrid["hits"][0]["retrieval"]["lexical_rank"], 1,
+        "{hybrid}"
+    );
+
+    // --explain prints each channel (seed §1.6).
+    let out = kb.run(&["search", "oven crust", "--explain"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("├ lexical (bm25)")
+            && text.contains("├ vector (all-minilm-l6-v2@v1)")
+            && text.contains("├ rrf fusion")
+            && text.contains("chunker md-heading-v1"),
+        "{text}"
+    );
+}
+
+#[test]
+fn vector_modes_without_a_model_fail_with_a_hint_and_filters_apply_to_both_channels() {
+    let corpus = tempfile::tempdir().unwrap();
+    write_corpus(corpus.path());
+    std::fs::create_dir(corpus.path().join("sub")).unwrap();
+    std::fs::write(
+        corpus.path().join("sub/bread2.md"),
+        "# Rye\n\nRye flour dough rises slowly; bake it in a hot oven.\n",
+    )
+    .unwrap();
+
+    let off = Kb::with_config(NO_EMBEDDINGS);
+    off.ingest(corpus.path());
+    let out = off.run(&["search", "oven", "--mode", "vector"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("needs an embedding model") && err.contains("hint:"),
+        "{err}"
+    );
+    let (resp, code) = off.json(&["search", "oven"]);
+    assert_eq!((resp["mode"].as_str(), code), (Some("lexical"), 0));
+
+    let kb = Kb::with_config(&embedding_config());
+    kb.ingest(corpus.path());
+    for mode in ["lexical", "vector", "hybrid"] {
+        let (resp, _) = kb.json(&[
+            "search",
+            "bake bread in the oven",
+            "--mode",
+            mode,
+            "--path",
+            "sub/*",
+        ]);
+        assert_eq!(paths(&resp), vec!["sub/bread2.md"], "{mode}: {resp}");
+    }
+}
+
+/// Row counts of chunks, embedding records and LanceDB rows, and whether
+/// LanceDB holds exactly the chunks SQLite has.
+fn counts(kb: &Kb) -> (usize, usize, usize, bool) {
+    let db = rusqlite::Connection::open(kb.data_dir().join("kebab.sqlite")).unwrap();
+    let ids: BTreeSet<String> = db
+        .prepare("SELECT chunk_id FROM chunks")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    let records: i64 = db
+        .query_row("SELECT count(*) FROM embedding_records", [], |r| r.get(0))
+        .unwrap();
+    let table = kebab::vector::VectorStore::open(
+        &kb.data_dir().join("lancedb"),
+        "all-minilm-l6-v2@v1",
+        384,
+    )
+    .unwrap();
+    let lance: Vec<String> = table.chunk_ids().unwrap();
+    let same = lance.iter().cloned().collect::<BTreeSet<_>>() == ids && lance.len() == ids.len();
+    (ids.len(), records as usize, table.count().unwrap(), same)
+}
+
+#[test]
+fn changing_or_deleting_documents_leaves_no_orphan_vectors() {
+    let kb = Kb::with_config(&embedding_config());
+    let corpus = tempfile::tempdir().unwrap();
+    write_corpus(corpus.path());
+    std::fs::write(
+        corpus.path().join("long.md"),
+        "# One\n\nFirst section about sailing knots.\n\n# Two\n\nSecond section about tides.\n",
+    )
+    .unwrap();
+    kb.ingest(corpus.path());
+    let (chunks, records, rows, same) = counts(&kb);
+    assert!(chunks >= 7, "{chunks}");
+    assert_eq!((records, rows, same), (chunks, chunks, true));
+
+    // Unchanged: nothing embedded again.
+    let again = kb.ingest(corpus.path());
+    assert_eq!(again["vectors"]["embedded"], 0, "{again}");
+    assert_eq!(again["vectors"]["removed"], 0, "{again}");
+
+    // Change one section of long.md and delete cycling.md.
+    std::fs::write(
+        corpus.path().join("long.md"),
+        "# One\n\nFirst section about sailing knots.\n\n# Two\n\nSecond section about moon phases.\n",
+    )
+    .unwrap();
+    std::fs::remove_file(corpus.path().join("cycling.md")).unwrap();
+    let report = kb.ingest(corpus.path());
+    let v = &report["vectors"];
+    assert!(
+        v["removed"].as_u64().unwrap() >= 3,
+        "old long.md chunks and cycling.md: {report}"
+    );
+    assert_eq!(
+        v["embedded"], 1,
+        "only the changed section is new text: {report}"
+    );
+    assert!(v["from_cache"].as_u64().unwrap() >= 1, "{report}");
+    let (chunks2, records2, rows2, same2) = counts(&kb);
+    assert_eq!(chunks2, chunks - 1);
+    assert_eq!((records2, rows2, same2), (chunks2, chunks2, true));
+    let (resp, _) = kb.json(&["search", "bicycle chain tyre", "--mode", "vector"]);
+    assert!(!paths(&resp).contains(&"cycling.md".to_string()), "{resp}");
+}
+
+#[test]
+fn korean_morphemes_let_two_syllable_words_match_inside_eojeol() {
+    let corpus = tempfile::tempdir().unwrap();
+    std::fs::write(
+        corpus.path().join("korean.md"),
+        "# 노트\n\n한국어 형태소 분석기는 서울특별시에서 개발되었다.\n",
+    )
+    .unwrap();
+    std::fs::write(
+        corpus.path().join("english.md"),
+        "# Notes\n\nThe tokenizer handles English words and snake_case identifiers.\n",
+    )
+    .unwrap();
+    let queries = ["한국", "서울", "개발"];
+
+    let plain = Kb::with_config(NO_EMBEDDINGS);
+    plain.ingest(corpus.path());
+    for q in queries {
+        let (hits, code) = plain.search(q, 5);
+        assert!(
+            hits.is_empty() && code == 1,
+            "unicode61 alone should miss {q}: {hits:?}"
+        );
+    }
+
+    let kb = Kb::with_config(&format!("{NO_EMBEDDINGS}{}", korean_config()));
+    let report = kb.ingest(corpus.path());
+    assert_eq!(report["korean_analyzed"], 2, "{report}");
+    for q in queries {
+        let (hits, code) = kb.search(q, 5);
+        assert_eq!(code, 0, "lindera should find {q}");
+        assert_eq!(hits[0]["doc_path"], "korean.md", "{q}: {hits:?}");
+    }
+    // English and identifiers are unchanged.
+    let (hits, _) = kb.search("tokenizer identifiers", 5);
+    assert_eq!(hits[0]["doc_path"], "english.md");
+    let (hits, _) = kb.search("snake_case", 5);
+    assert_eq!(hits[0]["doc_path"], "english.md");
+
+    // A dictionary installed later analyses what is already indexed.
+    let late = Kb::with_config(NO_EMBEDDINGS);
+    late.ingest(corpus.path());
+    std::fs::write(
+        late.dir.path().join("config.toml"),
+        format!("{NO_EMBEDDINGS}{}", korean_config()),
+    )
+    .unwrap();
+    let report = late.ingest(corpus.path());
+    assert_eq!(report["korean_analyzed"], 2, "{report}");
+    let (hits, _) = late.search("서울", 5);
+    assert_eq!(hits.len(), 1);
+}
+
+#[test]
+fn eval_run_and_beir_report_metrics_per_mode() {
+    let kb = Kb::with_config(&embedding_config());
+    let corpus = tempfile::tempdir().unwrap();
+    write_corpus(corpus.path());
+    kb.ingest(corpus.path());
+    let suite = corpus.path().join("golden.yaml");
+    std::fs::write(
+        &suite,
+        format!(
+            "queries:\n  - id: para\n    query: {PARAPHRASE}\n    expected_paths: [bread.md]\n  \
+             - id: ident\n    query: kbx4471zq\n    expected_paths: [errors.md]\n"
+        ),
+    )
+    .unwrap();
+    let (report, code) = kb.json(&["eval", "run", suite.to_str().unwrap(), "--k", "3"]);
+    assert_eq!(code, 0, "{report}");
+    assert_eq!(report["schema_version"], "eval_report.v1");
+    let modes = &report["modes"];
+    // Lexical misses the paraphrase, finds the identifier: hit@3 = 0.5.
+    assert_eq!(modes["lexical"]["hit_at_k"], 0.5, "{report}");
+    assert_eq!(modes["lexical"]["queries"], 2);
+    assert_eq!(modes["hybrid"]["hit_at_k"], 1.0, "{report}");
+    assert_eq!(modes["hybrid"]["mrr"], 1.0, "{report}");
+    let per_query = report["per_query"].as_array().unwrap();
+    let para_vector = per_query
+        .iter()
+        .find(|r| r["id"] == "para" && r["mode"] == "vector")
+        .unwrap();
+    assert_eq!(para_vector["ndcg_at_10"], 1.0, "{para_vector}");
+
+    // BEIR: the same notes as a dataset with graded judgements.
+    let beir = tempfile::tempdir().unwrap();
+    let dir = beir.path().join("tiny");
+    std::fs::create_dir_all(dir.join("qrels")).unwrap();
+    let mut corpus_lines = String::new();
+    for entry in std::fs::read_dir(corpus.path()).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "md") {
+            let id = path.file_stem().unwrap().to_string_lossy().into_owned();
+            let text = std::fs::read_to_string(&path).unwrap();
+            corpus_lines
+                .push_str(&serde_json::json!({"_id": id, "title": "", "text": text}).to_string());
+            corpus_lines.push('\n');
+        }
+    }
+    std::fs::write(dir.join("corpus.jsonl"), corpus_lines).unwrap();
+    std::fs::write(
+        dir.join("queries.jsonl"),
+        format!(
+            "{}\n{}\n",
+            serde_json::json!({"_id": "q1", "text": PARAPHRASE}),
+            serde_json::json!({"_id": "q2", "text": "index funds and savings"})
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("qrels/test.tsv"),
+        "query-id\tcorpus-id\tscore\nq1\tbread\t1\nq2\tfinance\t2\nq2\tgarden\t0\n",
+    )
+    .unwrap();
+    let (report, code) = kb.json(&["eval", "beir", dir.to_str().unwrap()]);
+    assert_eq!(code, 0, "{report}");
+    assert_eq!(report["schema_version"], "beir_report.v1");
+    assert_eq!(report["documents"], 5);
+    let rows = report["modes"].as_array().unwrap();
+    let by_mode = |m: &str| rows.iter().find(|r| r["mode"] == m).unwrap().clone();
+    // q1 is a paraphrase (lexical nDCG 0); q2 shares "index funds" with finance.md.
+    let lexical = by_mode("lexical");
+    let hybrid = by_mode("hybrid");
+    assert_eq!(lexical["queries"], 2);
+    let l = lexical["ndcg_at_10"].as_f64().unwrap();
+    assert!(l > 0.4 && l < 0.6, "lexical finds q2 only: {lexical}");
+    assert!(hybrid["ndcg_at_10"].as_f64().unwrap() > l, "{report}");
+    assert_eq!(hybrid["recall_at_100"], 1.0, "{report}");
+}
