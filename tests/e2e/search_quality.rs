@@ -1,7 +1,9 @@
 //! The sample corpus: expected files rank in the top 3 and every citation
 //! reads back to the text it claims.
 
-use crate::support::{Kb, cited_text, collapse, sample_corpus};
+use crate::support::{
+    Kb, NO_EMBEDDINGS, cited_text, collapse, embedding_config, korean_config, sample_corpus,
+};
 
 /// (query, file expected in the top 3).
 const GOLDEN: &[(&str, &str)] = &[
@@ -113,4 +115,45 @@ fn citations_point_at_sections_and_carry_heading_paths() {
     assert_eq!(hits[0]["citation"]["kind"], "code");
     assert_eq!(hits[0]["citation"]["lang"], "shell");
     assert_eq!(hits[0]["chunker_version"], "code-text-paragraph-v1");
+}
+
+/// Korean words glued to particles and endings, found through lindera's
+/// morphemes: (query, expected section start line).
+const KOREAN: &[(&str, u64)] = &[("경복궁", 5), ("광화문", 5), ("광장시장", 9), ("빈대떡", 9)];
+
+#[test]
+fn korean_queries_find_particle_glued_words_with_the_dictionary() {
+    let kb = Kb::with_config(&format!("{NO_EMBEDDINGS}{}", korean_config()));
+    kb.ingest(&sample_corpus());
+    let plain = Kb::with_config(NO_EMBEDDINGS);
+    plain.ingest(&sample_corpus());
+    for (query, start) in KOREAN {
+        let (hits, code) = kb.search(query, 3);
+        assert_eq!(code, 0, "{query}");
+        assert_eq!(hits[0]["doc_path"], "life/korean-notes.md", "{query}");
+        assert_eq!(hits[0]["citation"]["start"], *start, "{query}: {}", hits[0]);
+        let (plain_hits, _) = plain.search(query, 3);
+        assert!(plain_hits.is_empty(), "unicode61 alone matches {query}?");
+    }
+}
+
+#[test]
+fn golden_queries_still_rank_in_the_top_three_with_hybrid_search() {
+    let kb = Kb::with_config(&format!("{}{}", embedding_config(), korean_config()));
+    kb.ingest(&sample_corpus());
+    let mut misses = Vec::new();
+    for (query, expected) in GOLDEN {
+        let (resp, code) = kb.json(&["search", query, "--k", "3"]);
+        assert_eq!((resp["mode"].as_str(), code), (Some("hybrid"), 0), "{query}");
+        let top3: Vec<&str> = resp["hits"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|h| h["doc_path"].as_str().unwrap())
+            .collect();
+        if !top3.contains(expected) {
+            misses.push(format!("{query:?} → {top3:?}"));
+        }
+    }
+    assert!(misses.is_empty(), "hybrid regressed: {misses:#?}");
 }
