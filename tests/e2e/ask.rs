@@ -154,6 +154,48 @@ fn score_gate_refuses_without_any_request() {
 }
 
 #[test]
+fn hybrid_retrieval_lets_a_paraphrase_through_the_gate_and_still_refuses_the_unrelated() {
+    let server = LlmServer::start(
+        Wire::Ollama,
+        Script::Answer(tokens("Sour shots are under-extracted; grind finer [#1].")),
+    );
+    let kb = kb_for(&format!("{}{}", server.config(10), embedding_config()));
+    // One of four content words ("shot") is in espresso.md: lexical
+    // coverage (0.25) alone would gate it; the vector channel vouches for it.
+    let question = "pulling a better shot on my machine";
+    let lexical_only = kb_for(&server.config(10));
+    let (gated, code, _) = ask(&lexical_only, question, &[]);
+    assert_eq!(
+        (gated["refusal_reason"].as_str(), code),
+        (Some("score_gate"), 1)
+    );
+    let (a, code, _) = ask(&kb, question, &[]);
+    assert_eq!(code, 0, "{a:#}");
+    assert_eq!(a["grounded"], true, "{a:#}");
+    assert_eq!(
+        a["citations"][0]["citation"]["path"], "kitchen/espresso.md",
+        "{a:#}"
+    );
+    assert!(a["retrieval"]["top_score"].as_f64().unwrap() >= 0.30);
+    assert_eq!(server.chat_requests(), 1);
+
+    let (a, code, _) = ask(&kb, "tungsten melting point", &[]);
+    assert_eq!(code, 1, "{a:#}");
+    assert!(
+        matches!(
+            a["refusal_reason"].as_str(),
+            Some("score_gate" | "no_chunks")
+        ),
+        "{a:#}"
+    );
+    assert_eq!(
+        server.chat_requests(),
+        1,
+        "the unrelated question never reaches the model"
+    );
+}
+
+#[test]
 fn unreachable_server_is_an_error_with_a_hint() {
     for wire in WIRES {
         let kb = kb_for(&config_for(wire, &dead_endpoint(), 5));

@@ -144,7 +144,11 @@ fn golden_queries_still_rank_in_the_top_three_with_hybrid_search() {
     let mut misses = Vec::new();
     for (query, expected) in GOLDEN {
         let (resp, code) = kb.json(&["search", query, "--k", "3"]);
-        assert_eq!((resp["mode"].as_str(), code), (Some("hybrid"), 0), "{query}");
+        assert_eq!(
+            (resp["mode"].as_str(), code),
+            (Some("hybrid"), 0),
+            "{query}"
+        );
         let top3: Vec<&str> = resp["hits"]
             .as_array()
             .unwrap()
