@@ -143,7 +143,7 @@ fn vector_modes_without_a_model_fail_with_a_hint_and_filters_apply_to_both_chann
     std::fs::create_dir(corpus.path().join("sub")).unwrap();
     std::fs::write(
         corpus.path().join("sub/bread2.md"),
-        "# Rye\n\nRye flour dough rises slowly; bake it in a hot oven.\n",
+        "---\ntags: [rye]\n---\n# Rye\n\nRye flour dough rises slowly; bake it in a hot oven.\n",
     )
     .unwrap();
 
@@ -171,6 +171,20 @@ fn vector_modes_without_a_model_fail_with_a_hint_and_filters_apply_to_both_chann
             "sub/*",
         ]);
         assert_eq!(paths(&resp), vec!["sub/bread2.md"], "{mode}: {resp}");
+        let (resp, _) = kb.json(&[
+            "search",
+            "bake bread in the oven",
+            "--mode",
+            mode,
+            "--tag",
+            "rye",
+        ]);
+        assert_eq!(paths(&resp), vec!["sub/bread2.md"], "{mode} --tag: {resp}");
+        let (resp, _) = kb.json(&["search", "bake bread in the oven", "--mode", mode]);
+        assert!(
+            paths(&resp).contains(&"bread.md".to_string()),
+            "{mode} unfiltered: {resp}"
+        );
     }
 }
 
