@@ -271,12 +271,21 @@ impl VectorStore {
             .any(|i| i.columns.iter().any(|c| c == "vector")))
     }
 
-    /// Build (or rebuild, to cover new rows) the IVF-HNSW-SQ index once the
-    /// table holds at least `min_rows`; below that, search is exact (flat).
-    /// Returns whether an index was built.
+    /// Keep the ANN index in step with the table: build IVF-HNSW-SQ once
+    /// the table holds at least `min_rows` (below that, search is exact),
+    /// and afterwards fold newly added rows into it. Returns whether an
+    /// index exists afterwards.
     pub fn ensure_index(&self, min_rows: usize) -> Result<bool, VectorError> {
         if self.count()? < min_rows {
             return Ok(false);
+        }
+        if self.has_index()? {
+            let action =
+                lancedb::table::OptimizeAction::Index(lancedb::table::OptimizeOptions::default());
+            self.runtime
+                .block_on(self.table.optimize(action))
+                .map_err(|e| self.err(e))?;
+            return Ok(true);
         }
         let index =
             Index::IvfHnswSq(IvfHnswSqIndexBuilder::default().distance_type(DistanceType::Cosine));
@@ -350,5 +359,44 @@ mod tests {
         ));
         assert!(!again.ensure_index(1000).unwrap());
         assert!(!again.has_index().unwrap());
+    }
+
+    #[test]
+    fn an_index_is_built_past_the_threshold_and_takes_in_new_rows() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = VectorStore::open(dir.path(), "m@v1", 16).unwrap();
+        let mut seed = 7u64;
+        let mut random = || {
+            let v: Vec<f32> = (0..16)
+                .map(|_| {
+                    seed = seed
+                        .wrapping_mul(6364136223846793005)
+                        .wrapping_add(1442695040888963407);
+                    ((seed >> 33) % 1000) as f32 / 500.0 - 1.0
+                })
+                .collect();
+            crate::embed::normalise(v)
+        };
+        let rows: Vec<VectorRow> = (0..600)
+            .map(|i| VectorRow {
+                chunk_id: format!("c{i}"),
+                doc_id: "d".into(),
+                vector: random(),
+            })
+            .collect();
+        store.add(&rows).unwrap();
+        assert!(!store.ensure_index(1000).unwrap(), "below the threshold");
+        assert!(store.ensure_index(500).unwrap());
+        assert!(store.has_index().unwrap());
+        let late = VectorRow {
+            chunk_id: "late".into(),
+            doc_id: "d".into(),
+            vector: random(),
+        };
+        store.add(std::slice::from_ref(&late)).unwrap();
+        assert!(store.ensure_index(500).unwrap());
+        let hits = store.search(&late.vector, 3).unwrap();
+        assert_eq!(hits[0].0, "late", "{hits:?}");
+        assert_eq!(store.search(&rows[42].vector, 1).unwrap()[0].0, "c42");
     }
 }

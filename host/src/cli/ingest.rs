@@ -128,7 +128,7 @@ pub(crate) fn print_ingest_report(r: &IngestReport) {
             v.total,
             v.table,
             if v.ann_index {
-                " (ANN index built)"
+                " (ANN index up to date)"
             } else {
                 ""
             }

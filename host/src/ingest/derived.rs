@@ -46,7 +46,7 @@ pub struct VectorReport {
     pub removed: usize,
     /// Rows in the table afterwards.
     pub total: usize,
-    /// Whether an ANN index was (re)built.
+    /// Whether the table has an ANN index that now covers the new rows.
     pub ann_index: bool,
 }
 
@@ -203,7 +203,7 @@ pub fn sync_vectors(
 
     let t = Instant::now();
     report.total = vectors.count()?;
-    if report.embedded + report.from_cache > 0 && !vectors.has_index()? {
+    if report.embedded + report.from_cache > 0 {
         report.ann_index = vectors.ensure_index(ann_min_rows)?;
     }
     timings.vector_store_ms += t.elapsed().as_millis();
