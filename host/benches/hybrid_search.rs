@@ -253,6 +253,10 @@ fn ingest_split() {
     let dir = tempfile::tempdir().unwrap();
     let mut config = Config::default();
     config.models.embedding = embedding_config();
+    let ko_dic = assets().join("ko-dic");
+    if ko_dic.join("metadata.json").is_file() {
+        config.models.korean.dictionary = Some(ko_dic.display().to_string());
+    }
     let paths = Paths {
         config_file: dir.path().join("config.toml"),
         data_dir: dir.path().join("data"),
@@ -269,12 +273,13 @@ fn ingest_split() {
         kebab::ingest::ingest(&mut app, &plugins, &indexes, &corpus, &cancel, &mut |_| {}).unwrap();
     let t = &report.timings;
     println!(
-        "ingest samples/notes        {} files, {} chunks in {:.2} s: parse {} ms · store {} ms · embed {} ms · vector store {} ms",
+        "ingest samples/notes        {} files, {} chunks in {:.2} s: parse {:.0} ms · store {:.0} ms · Korean {:.0} ms · embed {:.0} ms · vector store {:.0} ms",
         report.counts.new,
         report.counts.chunks_indexed,
         start.elapsed().as_secs_f64(),
         t.parse_ms,
         t.store_ms,
+        t.korean_ms,
         t.embed_ms,
         t.vector_store_ms
     );

@@ -50,19 +50,20 @@ pub struct VectorReport {
     pub ann_index: bool,
 }
 
-/// Time spent per stage, in milliseconds.
+/// Time spent per stage, in milliseconds (fractional: one document's
+/// write takes well under a millisecond).
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct Timings {
     /// Plugin parse + chunk (wall clock, workers in parallel).
-    pub parse_ms: u128,
+    pub parse_ms: f64,
     /// SQLite writes of documents, blocks and chunks.
-    pub store_ms: u128,
+    pub store_ms: f64,
     /// Korean morphological analysis.
-    pub korean_ms: u128,
+    pub korean_ms: f64,
     /// Running the embedding model.
-    pub embed_ms: u128,
+    pub embed_ms: f64,
     /// Vector table and cache writes.
-    pub vector_store_ms: u128,
+    pub vector_store_ms: f64,
 }
 
 /// Analyse chunks stored without Korean morphemes. Returns how many.
@@ -90,7 +91,7 @@ pub fn backfill_korean(
         done += tokens.len();
         app.store.set_korean_tokens(&tokens)?;
     }
-    timings.korean_ms += started.elapsed().as_millis();
+    timings.korean_ms += started.elapsed().as_secs_f64() * 1000.0;
     Ok(done)
 }
 
@@ -132,7 +133,7 @@ pub fn sync_vectors(
         app.store.forget_embeddings(key, &duplicated)?;
     }
     report.removed = stale.len();
-    timings.vector_store_ms += t.elapsed().as_millis();
+    timings.vector_store_ms += t.elapsed().as_secs_f64() * 1000.0;
 
     // 2. Embed what has no vector.
     let mut total_missing: Option<usize> = None;
@@ -154,7 +155,7 @@ pub fn sync_vectors(
             .collect();
         let hashes: Vec<String> = texts.iter().map(|t| text_hash(t)).collect();
         let mut known: HashMap<String, Vec<f32>> = app.store.cached_vectors(key, &hashes)?;
-        timings.vector_store_ms += t.elapsed().as_millis();
+        timings.vector_store_ms += t.elapsed().as_secs_f64() * 1000.0;
 
         let t = Instant::now();
         let mut to_embed: Vec<usize> = Vec::new();
@@ -170,7 +171,7 @@ pub fn sync_vectors(
                 .map(|&i| texts[i].clone())
                 .collect::<Vec<_>>(),
         )?;
-        timings.embed_ms += t.elapsed().as_millis();
+        timings.embed_ms += t.elapsed().as_secs_f64() * 1000.0;
 
         let t = Instant::now();
         let fresh: Vec<(String, Vec<f32>)> = to_embed
@@ -194,7 +195,7 @@ pub fn sync_vectors(
         vectors.add(&rows)?;
         let ids: Vec<String> = missing.into_iter().map(|m| m.chunk_id).collect();
         app.store.record_embeddings(key, vectors.name(), &ids)?;
-        timings.vector_store_ms += t.elapsed().as_millis();
+        timings.vector_store_ms += t.elapsed().as_secs_f64() * 1000.0;
         on_progress(&Progress::Embedded {
             done: report.embedded + report.from_cache,
             total,
@@ -206,6 +207,6 @@ pub fn sync_vectors(
     if report.embedded + report.from_cache > 0 {
         report.ann_index = vectors.ensure_index(ann_min_rows)?;
     }
-    timings.vector_store_ms += t.elapsed().as_millis();
+    timings.vector_store_ms += t.elapsed().as_secs_f64() * 1000.0;
     Ok(report)
 }

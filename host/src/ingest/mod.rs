@@ -348,7 +348,7 @@ fn run_jobs(
         Ok::<(), IngestError>(())
     })?;
     let store_ms = report.timings.store_ms - store_before;
-    report.timings.parse_ms += started.elapsed().as_millis().saturating_sub(store_ms);
+    report.timings.parse_ms += (started.elapsed().as_secs_f64() * 1000.0 - store_ms).max(0.0);
     Ok(cancel.load(Ordering::Relaxed))
 }
 

@@ -215,7 +215,7 @@ impl Report {
                 let doc = &prepared.doc;
                 let write_started = std::time::Instant::now();
                 let written = app.store.replace_document(doc);
-                self.timings.store_ms += write_started.elapsed().as_millis();
+                self.timings.store_ms += write_started.elapsed().as_secs_f64() * 1000.0;
                 let outcome = match written {
                     Ok(o) => o,
                     Err(e @ StoreError::PathConflict { .. }) => {
