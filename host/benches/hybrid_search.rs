@@ -291,7 +291,12 @@ fn main() {
     let mut rng = Rng(0x9e3779b97f4a7c15);
     embedding_throughput(&embedder, &mut rng);
     ingest_split();
-    for n in [10_000, 100_000] {
+    // `KEBAB_BENCH_SIZES=10000` runs only the smaller corpus.
+    let sizes = std::env::var("KEBAB_BENCH_SIZES").unwrap_or_else(|_| "10000,100000".into());
+    for n in sizes
+        .split(',')
+        .filter_map(|s| s.trim().parse::<usize>().ok())
+    {
         hybrid_latency(&embedder, n, &mut rng);
     }
 }
