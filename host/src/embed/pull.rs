@@ -262,12 +262,12 @@ mod tests {
                     if path.ends_with(&format!("/resolve/main/{name}")) {
                         Some(if name.ends_with(".onnx") {
                             format!(
-                                "HTTP/1.1 302 Found\r\nlocation: /cdn/{name}\r\nx-linked-etag: \"{tag}\"\r\ncontent-length: 0\r\n\r\n"
+                                "HTTP/1.1 302 Found\r\nconnection: close\r\nlocation: /cdn/{name}\r\nx-linked-etag: \"{tag}\"\r\ncontent-length: 0\r\n\r\n"
                             )
                             .into_bytes()
                         } else {
                             let mut r = format!(
-                                "HTTP/1.1 200 OK\r\netag: \"{tag}\"\r\ncontent-length: {}\r\n\r\n",
+                                "HTTP/1.1 200 OK\r\nconnection: close\r\netag: \"{tag}\"\r\ncontent-length: {}\r\n\r\n",
                                 body.len()
                             )
                             .into_bytes();
@@ -275,7 +275,7 @@ mod tests {
                             r
                         })
                     } else if path == format!("/cdn/{name}") {
-                        let mut r = format!("HTTP/1.1 200 OK\r\ncontent-length: {}\r\n\r\n", body.len())
+                        let mut r = format!("HTTP/1.1 200 OK\r\nconnection: close\r\ncontent-length: {}\r\n\r\n", body.len())
                             .into_bytes();
                         r.extend_from_slice(body);
                         Some(r)
@@ -284,9 +284,11 @@ mod tests {
                     }
                 });
                 let reply = reply.unwrap_or_else(|| {
-                    b"HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\n\r\n".to_vec()
+                    b"HTTP/1.1 404 Not Found\r\nconnection: close\r\ncontent-length: 0\r\n\r\n"
+                        .to_vec()
                 });
                 let _ = stream.write_all(&reply);
+                let _ = stream.shutdown(std::net::Shutdown::Both);
             }
         });
         format!("http://{addr}")
