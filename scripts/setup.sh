@@ -1,6 +1,11 @@
 #!/usr/bin/env bash
-# Prepare a fresh machine for building kebab: the wasm32-wasip2 target the
-# plugins compile to. Sourced by demo.sh and test.sh; safe to run repeatedly.
+# Prepare a machine for building and testing kebab. Sourced by demo.sh and
+# test.sh; safe to run repeatedly.
+#
+# Every check asks for a capability the build needs, never for a command's
+# name: `protoc` without the well-known `.proto` includes, or a `clang-19`
+# without the WASI headers, pass a name check and fail 20 minutes into the
+# build. What is missing is installed from Debian's packages.
 set -euo pipefail
 
 if ! command -v cargo >/dev/null 2>&1; then
@@ -8,23 +13,73 @@ if ! command -v cargo >/dev/null 2>&1; then
     echo "  hint: install Rust with rustup (https://rustup.rs), then re-run" >&2
     exit 2
 fi
-if ! rustup target list --installed 2>/dev/null | grep -qx wasm32-wasip2; then
+
+# The plugins compile to wasm32-wasip2: the target's standard library must be
+# in the toolchain's sysroot.
+if [ ! -d "$(rustc --print sysroot)/lib/rustlib/wasm32-wasip2/lib" ]; then
     echo "setup: installing the wasm32-wasip2 target" >&2
     rustup target add wasm32-wasip2 >&2
 fi
 
-# C inside plugins (tree-sitter grammars) needs a wasm-capable C compiler
-# and the WASI libc headers: Debian's clang-19 and wasi-libc. LanceDB's
-# build needs protoc. The tests use Universal Ctags as an independent oracle
-# for code symbols.
-if ! command -v clang-19 >/dev/null 2>&1 || [ ! -d /usr/include/wasm32-wasi ] \
-    || ! command -v ctags >/dev/null 2>&1 || ! command -v protoc >/dev/null 2>&1; then
-    echo "setup: installing clang-19, wasi-libc, protobuf-compiler and universal-ctags (apt)" >&2
+setup_probe="$(mktemp -d)"
+trap 'rm -rf "$setup_probe"' EXIT
+
+# LanceDB's build scripts compile .proto files that import the well-known
+# types (google/protobuf/empty.proto): protoc *and* its include files.
+setup_can_protoc() {
+    printf 'syntax = "proto3";\nimport "google/protobuf/empty.proto";\nmessage M { google.protobuf.Empty e = 1; }\n' \
+        >"$setup_probe/probe.proto"
+    protoc --proto_path="$setup_probe" --descriptor_set_out="$setup_probe/probe.pb" \
+        "$setup_probe/probe.proto" >/dev/null 2>&1
+}
+
+# Tree-sitter grammars inside the code plugin are C compiled for
+# wasm32-wasip2 with the compiler and flags of .cargo/config.toml.
+setup_can_wasm_cc() {
+    printf '#include <stdlib.h>\n#include <string.h>\n#include <stdio.h>\nint f(const char *s) { return (int)strlen(s) + abs(-1); }\n' \
+        >"$setup_probe/probe.c"
+    clang-19 --target=wasm32-wasip2 -nostdlibinc -isystem /usr/include/wasm32-wasi \
+        -c "$setup_probe/probe.c" -o "$setup_probe/probe.o" >/dev/null 2>&1
+}
+
+# The code-symbol tests use Universal Ctags (not Exuberant) as an oracle.
+setup_has_universal_ctags() {
+    ctags --version 2>/dev/null | grep -q 'Universal Ctags'
+}
+
+# The example and built-in Python plugins are built with componentize-py,
+# model assets come from PyPI wheels: python3 with a working pip.
+setup_has_pip() {
+    python3 -m pip --version >/dev/null 2>&1
+}
+
+# The JavaScript example plugin is built with jco from npm.
+setup_has_npm() {
+    npm --version >/dev/null 2>&1 && node -e 'process.exit(0)' >/dev/null 2>&1
+}
+
+setup_missing=()
+setup_can_protoc || setup_missing+=(protobuf-compiler libprotobuf-dev)
+setup_can_wasm_cc || setup_missing+=(clang-19 wasi-libc)
+setup_has_universal_ctags || setup_missing+=(universal-ctags)
+setup_has_pip || setup_missing+=(python3-pip)
+setup_has_npm || setup_missing+=(nodejs npm)
+
+if [ ${#setup_missing[@]} -gt 0 ]; then
+    echo "setup: installing ${setup_missing[*]} (apt)" >&2
     sudo_cmd=""
     [ "$(id -u)" -eq 0 ] || sudo_cmd="sudo"
     $sudo_cmd apt-get update -qq >&2
-    DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq --no-install-recommends clang-19 wasi-libc protobuf-compiler universal-ctags >&2
+    DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq --no-install-recommends \
+        "${setup_missing[@]}" >&2
+    # Install and re-check: a package that installed but still does not
+    # give the capability is a setup error, not a build error 20 min later.
+    setup_can_protoc || { echo "error: protoc cannot compile a proto importing google/protobuf/empty.proto" >&2; exit 2; }
+    setup_can_wasm_cc || { echo "error: clang-19 cannot compile C for wasm32-wasip2 against /usr/include/wasm32-wasi" >&2; exit 2; }
+    setup_has_universal_ctags || { echo "error: Universal Ctags is not on PATH as ctags" >&2; exit 2; }
 fi
+rm -rf "$setup_probe"
+trap - EXIT
 
 # Build outside the clone so repeated runs (and CI on the same machine) reuse
 # compiled dependencies; an explicit CARGO_TARGET_DIR wins.
