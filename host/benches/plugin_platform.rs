@@ -50,8 +50,10 @@ fn main() {
             &app.paths.data_dir,
             &c.display().to_string(),
             &bytes,
-            None,
-            false,
+            install::InstallOptions {
+                replace_builtin: true,
+                ..Default::default()
+            },
         )
         .expect("install");
     }
@@ -108,8 +110,10 @@ fn main() {
         &app.paths.data_dir,
         "markdown-next",
         &next,
-        None,
-        false,
+        install::InstallOptions {
+            replace_builtin: true,
+            ..Default::default()
+        },
     )
     .expect("upgrade");
     let plugins = app.plugins().expect("plugins");

@@ -109,9 +109,17 @@ impl App {
         })
     }
 
+    /// The plugin engine: compiled code and `info()` cached under the cache
+    /// dir, `info()` bounded by the configured deadline, calls stopped by
+    /// Ctrl-C.
+    pub fn runtime(&self) -> Result<Runtime, AppError> {
+        Ok(Runtime::new(Some(self.paths.cache_dir.clone()))?
+            .with_info_limits(self.config.plugins.limits_for("")))
+    }
+
     /// Start the plugin runtime and load every plugin.
     pub fn plugins(&self) -> Result<Plugins, AppError> {
-        let runtime = Runtime::new(Some(self.paths.cache_dir.clone()))?;
+        let runtime = self.runtime()?;
         let (registry, warnings) =
             Registry::load(&runtime, &self.paths.data_dir, &self.config.plugins)?;
         Ok(Plugins {

@@ -159,6 +159,21 @@ pub struct PluginsConfig {
     pub max_blocks: usize,
     /// Cap on chunks per document.
     pub max_chunks: usize,
+    /// Cap on any single block or chunk text, in KiB.
+    pub max_text_kb: usize,
+    /// Cap on every other string a plugin returns (title, language, heading
+    /// path entries, symbols, metadata keys), in bytes.
+    pub max_field_bytes: usize,
+    /// Cap on one document metadata value, in KiB.
+    pub max_metadata_value_kb: usize,
+    /// Cap on the spans one chunk cites.
+    pub max_spans_per_chunk: usize,
+    /// Cap on the blocks one chunk lists.
+    pub max_blocks_per_chunk: usize,
+    /// Cap on heading-path depth.
+    pub max_heading_depth: usize,
+    /// Cap on document metadata entries.
+    pub max_metadata_entries: usize,
     /// Plugins never routed to (the text plugin still serves as fallback).
     pub disabled: Vec<String>,
     /// `"glob" = "plugin"`: files matching the glob go to that plugin first.
@@ -176,6 +191,13 @@ pub struct PluginLimits {
     pub max_output_mb: Option<u64>,
     pub max_blocks: Option<usize>,
     pub max_chunks: Option<usize>,
+    pub max_text_kb: Option<usize>,
+    pub max_field_bytes: Option<usize>,
+    pub max_metadata_value_kb: Option<usize>,
+    pub max_spans_per_chunk: Option<usize>,
+    pub max_blocks_per_chunk: Option<usize>,
+    pub max_heading_depth: Option<usize>,
+    pub max_metadata_entries: Option<usize>,
 }
 
 impl PluginsConfig {
@@ -194,8 +216,17 @@ impl PluginsConfig {
         crate::plugin::validate::OutputLimits {
             max_blocks: o.max_blocks.unwrap_or(self.max_blocks),
             max_chunks: o.max_chunks.unwrap_or(self.max_chunks),
+            max_text_bytes: o.max_text_kb.unwrap_or(self.max_text_kb) << 10,
             max_total_bytes: (o.max_output_mb.unwrap_or(self.max_output_mb) as usize) << 20,
-            ..Default::default()
+            max_field_bytes: o.max_field_bytes.unwrap_or(self.max_field_bytes),
+            max_metadata_value_bytes: o
+                .max_metadata_value_kb
+                .unwrap_or(self.max_metadata_value_kb)
+                << 10,
+            max_spans_per_chunk: o.max_spans_per_chunk.unwrap_or(self.max_spans_per_chunk),
+            max_blocks_per_chunk: o.max_blocks_per_chunk.unwrap_or(self.max_blocks_per_chunk),
+            max_heading_depth: o.max_heading_depth.unwrap_or(self.max_heading_depth),
+            max_metadata_entries: o.max_metadata_entries.unwrap_or(self.max_metadata_entries),
         }
     }
 }
@@ -255,6 +286,13 @@ impl Default for PluginsConfig {
             max_output_mb: 256,
             max_blocks: 200_000,
             max_chunks: 100_000,
+            max_text_kb: 4096,
+            max_field_bytes: 16 << 10,
+            max_metadata_value_kb: 1024,
+            max_spans_per_chunk: 4096,
+            max_blocks_per_chunk: 65_536,
+            max_heading_depth: 32,
+            max_metadata_entries: 1_000,
             disabled: Vec::new(),
             routes: Default::default(),
             limits: Default::default(),

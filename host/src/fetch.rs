@@ -96,7 +96,7 @@ impl FetchResult {
 }
 
 fn is_stale(doc: &DocRef) -> bool {
-    std::fs::read(&doc.source_uri)
+    std::fs::read(crate::walk::unescape_path(&doc.source_uri))
         .map_or(true, |bytes| crate::ids::checksum(&bytes) != doc.checksum)
 }
 

@@ -175,9 +175,14 @@ pub(crate) enum PluginCmd {
         /// Expected blake3 hex digest of the component.
         #[arg(long)]
         blake3: Option<String>,
-        /// Allow installing an older version (removes the newer ones).
+        /// Allow installing an older version (removes the newer ones) or
+        /// one older than the built-in plugin it replaces.
         #[arg(long)]
         allow_downgrade: bool,
+        /// Allow a plugin named like a built-in one (`text`, `markdown`…)
+        /// to replace it.
+        #[arg(long)]
+        replace_builtin: bool,
     },
     /// List plugins, built-in and installed.
     List,
@@ -244,6 +249,10 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let json = cli.json;
     match run(cli) {
+        Ok(_) | Err(_) if kebab::interrupt::requested() => {
+            eprintln!("interrupted");
+            ExitCode::from(kebab::interrupt::EXIT_INTERRUPTED)
+        }
         Ok(code) => ExitCode::from(code),
         Err(err) => {
             report_error(&err, json);
@@ -331,26 +340,7 @@ fn run(cli: Cli) -> Result<u8> {
         }
         Command::Reindex { plugin } => {
             let mut app = App::open(config, paths)?;
-            let plugins = app.plugins().context("cannot load parser plugins")?;
-            if plugins.registry.get(&plugin).is_none() {
-                anyhow::bail!("no plugin named {plugin} (see `kebab plugin list`)");
-            }
-            let cancel = AtomicBool::new(false);
-            let indexes = kebab::indexes::Indexes::open(&app, true);
-            let report = kebab::ingest::reindex(
-                &mut app,
-                &plugins,
-                &indexes,
-                &plugin,
-                &cancel,
-                &mut |_| {},
-            )?;
-            if cli.json {
-                print_json(&report)?;
-            } else {
-                print_ingest_report(&report);
-            }
-            Ok(EXIT_OK)
+            reindex(&mut app, &plugin, cli.json)
         }
         Command::Fetch { what } => {
             let app = App::open(config, paths)?;

@@ -1,6 +1,13 @@
 //! Walking a workspace: `.gitignore`, `.kebabignore`, configured excludes, a
 //! built-in blacklist of build and dependency directories, and a size cap.
 //! Everything passed over for a reason is reported with that reason.
+//!
+//! The walk stays inside the root: a symlink whose target resolves outside
+//! it is not followed (like git, which never follows them), a link inside
+//! it is followed once (a file reached by two paths is indexed under its
+//! real one), and loops are cut. Reading a file re-checks what the walk saw
+//! ([`read_regular_file`]): the path may have become a FIFO, a device, a
+//! link or a bigger file since.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -69,6 +76,15 @@ pub enum SkipReason {
     /// Machine-written: lock files, minified code, `@generated` /
     /// `DO NOT EDIT` sources.
     Generated,
+    /// A symlink whose target lies outside the ingest root.
+    SymlinkOutsideRoot,
+    /// A symlink loop (a link to an ancestor, or to itself).
+    SymlinkLoop,
+    /// A second path (through a symlink) to a file already walked.
+    SymlinkDuplicate,
+    /// Not a regular file (FIFO, socket, device), or it became one since
+    /// the walk.
+    NotRegularFile,
 }
 
 impl SkipReason {
@@ -85,6 +101,10 @@ impl SkipReason {
             SkipReason::Unchanged => "unchanged",
             SkipReason::Orphaned => "orphaned",
             SkipReason::Generated => "generated",
+            SkipReason::SymlinkOutsideRoot => "symlink_outside_root",
+            SkipReason::SymlinkLoop => "symlink_loop",
+            SkipReason::SymlinkDuplicate => "symlink_duplicate",
+            SkipReason::NotRegularFile => "not_regular_file",
         }
     }
 }
@@ -94,7 +114,10 @@ impl SkipReason {
 pub enum WalkItem {
     /// A file to consider.
     File {
+        /// The path walked (possibly through a link inside the root).
         abs: PathBuf,
+        /// The file's resolved path: what is opened, without following links.
+        real: PathBuf,
         rel: String,
         size: u64,
     },
@@ -125,15 +148,16 @@ struct Rules {
 }
 
 /// A walker over `start` applying `rules`, the configured excludes (with
-/// `kebabignore`) and the built-in blacklist; pruned blacklisted directories
-/// are collected in the returned list.
+/// `kebabignore`), the built-in blacklist and root containment; what it
+/// prunes (blacklisted directories, links out of the root, link loops) is
+/// collected in the returned list.
 fn builder(
     start: &Path,
     root: &Path,
     opts: &WalkOptions,
     rules: Rules,
     errors: &mut Vec<WalkItem>,
-) -> (WalkBuilder, Arc<Mutex<Vec<String>>>) {
+) -> (WalkBuilder, Arc<Mutex<Vec<WalkItem>>>) {
     let mut builder = WalkBuilder::new(start);
     builder
         .follow_links(true)
@@ -157,24 +181,55 @@ fn builder(
             builder.overrides(o);
         }
     }
-    let blacklisted = Arc::new(Mutex::new(Vec::new()));
+    let pruned = Arc::new(Mutex::new(Vec::new()));
     builder.filter_entry({
         let root = root.to_path_buf();
-        let blacklisted = Arc::clone(&blacklisted);
+        let pruned = Arc::clone(&pruned);
         move |entry| {
             let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
             let name = entry.file_name().to_string_lossy();
-            if entry.depth() > 0 && is_dir && BUILTIN_BLACKLIST.contains(&name.as_ref()) {
-                blacklisted
-                    .lock()
-                    .expect("blacklist lock")
-                    .push(relative(entry.path(), &root));
-                return false;
+            let skip = if entry.depth() > 0 && is_dir && BUILTIN_BLACKLIST.contains(&name.as_ref())
+            {
+                Some((
+                    SkipReason::BuiltinBlacklist,
+                    "built-in blacklisted directory".to_string(),
+                ))
+            } else if entry.path_is_symlink() {
+                link_escape(entry.path(), &root)
+            } else {
+                None
+            };
+            match skip {
+                Some((reason, detail)) => {
+                    pruned.lock().expect("pruned lock").push(WalkItem::Skipped {
+                        rel: relative(entry.path(), &root),
+                        reason,
+                        detail,
+                    });
+                    false
+                }
+                None => true,
             }
-            true
         }
     });
-    (builder, blacklisted)
+    (builder, pruned)
+}
+
+/// Why the symlink at `path` must not be followed: its target resolves
+/// outside `root`, or never resolves (a loop).
+fn link_escape(path: &Path, root: &Path) -> Option<(SkipReason, String)> {
+    match path.canonicalize() {
+        Ok(target) if target.starts_with(root) => None,
+        Ok(target) => Some((
+            SkipReason::SymlinkOutsideRoot,
+            format!("links to {} outside the ingest root", escape_path(&target)),
+        )),
+        Err(e) if e.raw_os_error() == Some(libc::ELOOP) => {
+            Some((SkipReason::SymlinkLoop, "symlink loop".to_string()))
+        }
+        // A dangling link: the walk reports it as an error of its own.
+        Err(_) => None,
+    }
 }
 
 /// Relative paths of the files a walk with `rules` would visit.
@@ -241,14 +296,25 @@ pub fn walk(start: &Path, root: &Path, opts: &WalkOptions) -> Vec<WalkItem> {
         gitignore: true,
         kebabignore: true,
     };
-    let (builder, blacklisted) = builder(start, root, opts, rules, &mut out);
+    let (builder, pruned) = builder(start, root, opts, rules, &mut out);
     for result in builder.build() {
         match result {
             Ok(entry) => {
-                if !entry.file_type().is_some_and(|t| t.is_file()) {
+                let Some(file_type) = entry.file_type() else {
+                    continue;
+                };
+                if file_type.is_dir() {
                     continue;
                 }
                 let rel = relative(entry.path(), root);
+                if !file_type.is_file() {
+                    out.push(WalkItem::Skipped {
+                        rel,
+                        reason: SkipReason::NotRegularFile,
+                        detail: "not a regular file (FIFO, socket or device)".into(),
+                    });
+                    continue;
+                }
                 if is_generated_name(&entry.file_name().to_string_lossy()) {
                     out.push(WalkItem::Skipped {
                         rel,
@@ -257,53 +323,220 @@ pub fn walk(start: &Path, root: &Path, opts: &WalkOptions) -> Vec<WalkItem> {
                     });
                     continue;
                 }
-                match entry.metadata() {
-                    Ok(meta) if meta.len() == 0 => out.push(WalkItem::Skipped {
-                        rel,
-                        reason: SkipReason::Empty,
-                        detail: "0 bytes".into(),
-                    }),
-                    Ok(meta) if meta.len() > opts.max_file_bytes => out.push(WalkItem::Skipped {
-                        rel,
-                        reason: SkipReason::SizeExceeded,
-                        detail: format!(
-                            "{} exceeds the {} cap",
-                            human_bytes(meta.len()),
-                            human_bytes(opts.max_file_bytes)
-                        ),
-                    }),
-                    Ok(meta) => out.push(WalkItem::File {
-                        abs: entry.path().to_path_buf(),
-                        rel,
-                        size: meta.len(),
-                    }),
-                    Err(e) => out.push(WalkItem::Error {
+                out.push(match entry.metadata() {
+                    Ok(meta) => sized(entry.path(), rel, meta.len(), opts.max_file_bytes),
+                    Err(e) => WalkItem::Error {
                         rel,
                         message: e.to_string(),
-                    }),
-                }
+                    },
+                });
             }
-            Err(e) => out.push(WalkItem::Error {
-                rel: error_path(&e).map_or_else(String::new, |p| relative(&p, root)),
-                message: error_message(&e),
+            Err(e) => out.push(match loop_child(&e) {
+                Some(child) => WalkItem::Skipped {
+                    rel: relative(&child, root),
+                    reason: SkipReason::SymlinkLoop,
+                    detail: "symlink loop".into(),
+                },
+                None => WalkItem::Error {
+                    rel: error_path(&e).map_or_else(String::new, |p| relative(&p, root)),
+                    message: error_message(&e),
+                },
             }),
         }
     }
-    let pruned = std::mem::take(&mut *blacklisted.lock().expect("blacklist lock"));
-    for rel in pruned {
-        out.push(WalkItem::Skipped {
+    out.extend(std::mem::take(&mut *pruned.lock().expect("pruned lock")));
+    dedupe_links(&mut out);
+    out
+}
+
+/// The link that closes a loop, when `e` reports one: a directory link to
+/// an ancestor, or a link that resolves to itself (`ELOOP`).
+fn loop_child(e: &ignore::Error) -> Option<PathBuf> {
+    match e {
+        ignore::Error::Loop { child, .. } => Some(child.clone()),
+        ignore::Error::WithDepth { err, .. } => loop_child(err),
+        // walkdir wraps the OS error; its kind (FilesystemLoop) is not yet
+        // nameable on stable Rust, so match its name.
+        _ if e
+            .io_error()
+            .is_some_and(|io| format!("{:?}", io.kind()) == "FilesystemLoop") =>
+        {
+            error_path(e)
+        }
+        _ => None,
+    }
+}
+
+/// The walk item of a regular file of `len` bytes at `path`.
+fn sized(path: &Path, rel: String, len: u64, max_file_bytes: u64) -> WalkItem {
+    if len == 0 {
+        return WalkItem::Skipped {
             rel,
-            reason: SkipReason::BuiltinBlacklist,
-            detail: "built-in blacklisted directory".into(),
-        });
+            reason: SkipReason::Empty,
+            detail: "0 bytes".into(),
+        };
+    }
+    if len > max_file_bytes {
+        return WalkItem::Skipped {
+            rel,
+            reason: SkipReason::SizeExceeded,
+            detail: format!(
+                "{} exceeds the {} cap",
+                human_bytes(len),
+                human_bytes(max_file_bytes)
+            ),
+        };
+    }
+    match path.canonicalize() {
+        Ok(real) => WalkItem::File {
+            abs: path.to_path_buf(),
+            real,
+            rel,
+            size: len,
+        },
+        Err(e) => WalkItem::Error {
+            rel,
+            message: e.to_string(),
+        },
+    }
+}
+
+/// Keep one walk item per real file: its own path when the walk reached
+/// it directly, else the first link path; later paths become
+/// [`SkipReason::SymlinkDuplicate`].
+fn dedupe_links(items: &mut [WalkItem]) {
+    let mut owner: std::collections::HashMap<PathBuf, (usize, bool)> = Default::default();
+    for (i, item) in items.iter().enumerate() {
+        if let WalkItem::File { abs, real, .. } = item {
+            let direct = abs == real;
+            let slot = owner.entry(real.clone()).or_insert((i, direct));
+            if direct && !slot.1 {
+                *slot = (i, true);
+            }
+        }
+    }
+    let kept_rels: std::collections::HashMap<usize, String> = owner
+        .values()
+        .filter_map(|&(i, _)| match &items[i] {
+            WalkItem::File { rel, .. } => Some((i, rel.clone())),
+            _ => None,
+        })
+        .collect();
+    for (i, item) in items.iter_mut().enumerate() {
+        let WalkItem::File { real, rel, .. } = item else {
+            continue;
+        };
+        let (kept, _) = owner[real.as_path()];
+        if kept != i {
+            *item = WalkItem::Skipped {
+                rel: rel.clone(),
+                reason: SkipReason::SymlinkDuplicate,
+                detail: format!("same file as {}", kept_rels[&kept]),
+            };
+        }
+    }
+}
+
+/// Why a file was not read after all.
+#[derive(Debug)]
+pub enum ReadRefusal {
+    /// It is no longer (or never was) a regular file: what it is now.
+    NotRegular(&'static str),
+    /// It grew past the cap since the walk: its size now.
+    TooLarge(u64),
+    /// The OS said no.
+    Io(std::io::Error),
+}
+
+/// Read the regular file at `real` — the path the walk resolved — checking
+/// after opening what it is now: opened without following a final symlink
+/// and without blocking (opening a FIFO would block), then `fstat`ed, and
+/// read up to `max_bytes` + 1 so a file that grew is refused, not read whole.
+pub fn read_regular_file(real: &Path, max_bytes: u64) -> Result<Vec<u8>, ReadRefusal> {
+    use std::io::Read;
+    use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(real)
+        .map_err(|e| match e.raw_os_error() {
+            Some(libc::ELOOP) => ReadRefusal::NotRegular("symlink"),
+            _ => ReadRefusal::Io(e),
+        })?;
+    let meta = file.metadata().map_err(ReadRefusal::Io)?;
+    let kind = meta.file_type();
+    if !kind.is_file() {
+        return Err(ReadRefusal::NotRegular(if kind.is_fifo() {
+            "FIFO"
+        } else if kind.is_socket() {
+            "socket"
+        } else if kind.is_block_device() || kind.is_char_device() {
+            "device"
+        } else {
+            "directory"
+        }));
+    }
+    if meta.len() > max_bytes {
+        return Err(ReadRefusal::TooLarge(meta.len()));
+    }
+    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    file.take(max_bytes + 1)
+        .read_to_end(&mut bytes)
+        .map_err(ReadRefusal::Io)?;
+    if bytes.len() as u64 > max_bytes {
+        return Err(ReadRefusal::TooLarge(bytes.len() as u64));
+    }
+    Ok(bytes)
+}
+
+/// `path` relative to `root`, POSIX slashes, NFC; bytes that are not
+/// UTF-8 escaped losslessly (see [`escape_path`]).
+pub fn relative(path: &Path, root: &Path) -> String {
+    let rel = path.strip_prefix(root).unwrap_or(path);
+    crate::ids::normalize_workspace_path(&escape_path(rel))
+}
+
+/// The replacement character that starts an escaped byte.
+const ESCAPE: char = '\u{FFFD}';
+
+/// A path as text without losing bytes: each byte of a file name that is
+/// not UTF-8 becomes U+FFFD followed by its two hex digits (`bad\xff.md` →
+/// `bad\u{FFFD}ff.md`), so two names differing only in such bytes stay two
+/// names. [`unescape_path`] reverses it.
+pub fn escape_path(path: &Path) -> String {
+    use std::fmt::Write;
+    use std::os::unix::ffi::OsStrExt;
+    let mut out = String::new();
+    for chunk in path.as_os_str().as_bytes().utf8_chunks() {
+        out.push_str(chunk.valid());
+        for b in chunk.invalid() {
+            let _ = write!(out, "{ESCAPE}{b:02x}");
+        }
     }
     out
 }
 
-/// `path` relative to `root`, POSIX slashes, NFC.
-pub fn relative(path: &Path, root: &Path) -> String {
-    let rel = path.strip_prefix(root).unwrap_or(path);
-    crate::ids::normalize_workspace_path(&rel.to_string_lossy())
+/// The path [`escape_path`] wrote.
+pub fn unescape_path(text: &str) -> PathBuf {
+    use std::os::unix::ffi::OsStringExt;
+    let mut bytes = Vec::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find(ESCAPE) {
+        bytes.extend_from_slice(&rest.as_bytes()[..at]);
+        let after = &rest[at + ESCAPE.len_utf8()..];
+        match after.get(..2).and_then(|h| u8::from_str_radix(h, 16).ok()) {
+            Some(b) => {
+                bytes.push(b);
+                rest = &after[2..];
+            }
+            None => {
+                bytes.extend_from_slice(ESCAPE.to_string().as_bytes());
+                rest = after;
+            }
+        }
+    }
+    bytes.extend_from_slice(rest.as_bytes());
+    PathBuf::from(std::ffi::OsString::from_vec(bytes))
 }
 
 fn error_path(e: &ignore::Error) -> Option<PathBuf> {
@@ -414,9 +647,9 @@ mod tests {
     }
 
     #[test]
-    fn symlink_loops_are_errors_not_hangs() {
+    fn symlink_loops_are_skipped_not_followed() {
         let dir = tempfile::tempdir().unwrap();
-        let root = dir.path();
+        let root = &dir.path().canonicalize().unwrap();
         std::fs::create_dir(root.join("d")).unwrap();
         std::fs::write(root.join("d/a.md"), b"x").unwrap();
         std::os::unix::fs::symlink(root.join("d"), root.join("d/loop")).unwrap();
@@ -424,8 +657,100 @@ mod tests {
         let items = walk(root, root, &opts());
         let n = names(&items);
         assert!(n.contains(&"file d/a.md".to_string()), "{n:?}");
-        assert!(n.contains(&"error d/loop".to_string()), "{n:?}");
-        assert!(n.contains(&"error self.md".to_string()), "{n:?}");
+        assert!(n.contains(&"skip d/loop symlink_loop".to_string()), "{n:?}");
+        assert!(
+            n.contains(&"skip self.md symlink_loop".to_string()),
+            "{n:?}"
+        );
+    }
+
+    #[test]
+    fn links_out_of_the_root_are_not_followed_and_inner_links_once() {
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::write(outside.path().join("secret.md"), b"x").unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let root = &dir.path().canonicalize().unwrap();
+        std::fs::create_dir(root.join("notes")).unwrap();
+        std::fs::write(root.join("notes/a.md"), b"x").unwrap();
+        let link = |target: &Path, name: &str| {
+            std::os::unix::fs::symlink(target, root.join(name)).unwrap()
+        };
+        link(outside.path(), "out-dir");
+        link(&outside.path().join("secret.md"), "out-file.md");
+        link(Path::new("/etc"), "etc");
+        link(&root.join("notes"), "notes-again");
+        link(&root.join("notes/a.md"), "a-again.md");
+        let items = walk(root, root, &opts());
+        let n = names(&items);
+        for expected in [
+            "file notes/a.md",
+            "skip out-dir symlink_outside_root",
+            "skip out-file.md symlink_outside_root",
+            "skip etc symlink_outside_root",
+            "skip notes-again/a.md symlink_duplicate",
+            "skip a-again.md symlink_duplicate",
+        ] {
+            assert!(n.contains(&expected.to_string()), "{expected} not in {n:?}");
+        }
+        assert_eq!(
+            n.iter().filter(|l| l.starts_with("file ")).count(),
+            1,
+            "{n:?}"
+        );
+    }
+
+    #[test]
+    fn non_utf8_names_stay_distinct_and_round_trip() {
+        use std::os::unix::ffi::OsStrExt;
+        let dir = tempfile::tempdir().unwrap();
+        let root = &dir.path().canonicalize().unwrap();
+        for name in [&b"bad\xff.md"[..], b"bad\xfe.md"] {
+            std::fs::write(root.join(std::ffi::OsStr::from_bytes(name)), b"x").unwrap();
+        }
+        let items = walk(root, root, &opts());
+        let rels: Vec<String> = items
+            .iter()
+            .filter_map(|i| match i {
+                WalkItem::File { rel, .. } => Some(rel.clone()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(rels, vec!["bad\u{FFFD}fe.md", "bad\u{FFFD}ff.md"]);
+        for rel in &rels {
+            assert!(root.join(unescape_path(rel)).is_file(), "{rel}");
+        }
+        assert_eq!(
+            unescape_path("plain \u{FFFD}zz"),
+            PathBuf::from("plain \u{FFFD}zz")
+        );
+    }
+
+    #[test]
+    fn reading_refuses_what_is_no_longer_a_regular_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("pipe");
+        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        // SAFETY: mkfifo with a valid NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        assert!(matches!(
+            read_regular_file(&fifo, 100),
+            Err(ReadRefusal::NotRegular("FIFO"))
+        ));
+        let file = dir.path().join("f.md");
+        std::fs::write(&file, vec![b'x'; 150]).unwrap();
+        assert!(matches!(
+            read_regular_file(&file, 100),
+            Err(ReadRefusal::TooLarge(150))
+        ));
+        assert_eq!(read_regular_file(&file, 200).unwrap().len(), 150);
+        let link = dir.path().join("link.md");
+        std::os::unix::fs::symlink(&file, &link).unwrap();
+        assert!(matches!(
+            read_regular_file(&link, 200),
+            Err(ReadRefusal::NotRegular("symlink"))
+        ));
+        let fifo_items = walk(dir.path(), dir.path(), &opts());
+        assert!(names(&fifo_items).contains(&"skip pipe not_regular_file".to_string()));
     }
 
     #[test]

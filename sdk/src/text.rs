@@ -59,6 +59,33 @@ impl LineIndex {
         }
     }
 
+    /// Lines `start..=end` (1-based, inclusive) of `text` — the text this
+    /// index was built from — joined with `\n` as [`str::lines`] would
+    /// (`\r\n` endings become `\n`, no final line break). Costs the length
+    /// of the slice, not of the text before it, so cutting a whole file
+    /// into chunks stays linear.
+    pub fn slice(&self, text: &str, start: u32, end: u32) -> String {
+        let count = self.starts.len() as u32;
+        let (start, end) = (start.max(1), end.min(count));
+        if start > end {
+            return String::new();
+        }
+        let from = self.starts[start as usize - 1];
+        let to = if end < count {
+            self.starts[end as usize]
+        } else {
+            self.len
+        };
+        let mut piece = &text[from..to.min(text.len())];
+        piece = piece.strip_suffix('\n').unwrap_or(piece);
+        piece = piece.strip_suffix('\r').unwrap_or(piece);
+        if piece.contains("\r\n") {
+            piece.replace("\r\n", "\n")
+        } else {
+            piece.to_string()
+        }
+    }
+
     /// The 1-based inclusive line range of the byte range `start..end`
     /// (`end` exclusive). A trailing newline does not extend the range.
     pub fn line_range(&self, start: usize, end: usize) -> (u32, u32) {
@@ -114,15 +141,6 @@ pub fn line_windows(start: u32, end: u32, size: u32, overlap: u32) -> Vec<(u32, 
     out
 }
 
-/// Lines `start..=end` (1-based, inclusive) of `text`, joined with `\n`.
-pub fn slice_lines(text: &str, start: u32, end: u32) -> String {
-    text.lines()
-        .skip(start.saturating_sub(1) as usize)
-        .take((end + 1).saturating_sub(start) as usize)
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -170,8 +188,23 @@ mod tests {
     }
 
     #[test]
-    fn slice_lines_is_inclusive() {
-        assert_eq!(slice_lines("a\nb\nc\nd", 2, 3), "b\nc");
-        assert_eq!(slice_lines("a\nb", 2, 9), "b");
+    fn slices_are_inclusive_and_match_str_lines() {
+        let t = "a\nb\nc\nd";
+        let ix = LineIndex::new(t);
+        assert_eq!(ix.slice(t, 2, 3), "b\nc");
+        assert_eq!(ix.slice(t, 4, 4), "d");
+        let t = "a\nb\n";
+        assert_eq!(LineIndex::new(t).slice(t, 2, 9), "b");
+        let crlf = "one\r\ntwo\r\n\r\nthree\r\n";
+        let ix = LineIndex::new(crlf);
+        for (s, e) in [(1, 1), (1, 2), (2, 4), (3, 3), (1, 4)] {
+            let expected: Vec<&str> = crlf
+                .lines()
+                .skip(s as usize - 1)
+                .take((e - s + 1) as usize)
+                .collect();
+            assert_eq!(ix.slice(crlf, s, e), expected.join("\n"), "{s}-{e}");
+        }
+        assert_eq!(ix.slice(crlf, 3, 2), "");
     }
 }

@@ -2,12 +2,11 @@
 //! morphology with the real ko-dic, and the vector index kept in step with
 //! the documents.
 
-use std::collections::BTreeSet;
 use std::path::Path;
 
 use serde_json::Value;
 
-use crate::support::{Kb, NO_EMBEDDINGS, embedding_config, korean_config};
+use crate::support::{Kb, NO_EMBEDDINGS, embedding_config, korean_config, vector_counts};
 
 /// A small corpus: one note per topic, no shared vocabulary between the
 /// paraphrase query below and its target note.
@@ -188,31 +187,6 @@ fn vector_modes_without_a_model_fail_with_a_hint_and_filters_apply_to_both_chann
     }
 }
 
-/// Row counts of chunks, embedding records and LanceDB rows, and whether
-/// LanceDB holds exactly the chunks SQLite has.
-fn counts(kb: &Kb) -> (usize, usize, usize, bool) {
-    let db = rusqlite::Connection::open(kb.data_dir().join("kebab.sqlite")).unwrap();
-    let ids: BTreeSet<String> = db
-        .prepare("SELECT chunk_id FROM chunks")
-        .unwrap()
-        .query_map([], |r| r.get(0))
-        .unwrap()
-        .collect::<Result<_, _>>()
-        .unwrap();
-    let records: i64 = db
-        .query_row("SELECT count(*) FROM embedding_records", [], |r| r.get(0))
-        .unwrap();
-    let table = kebab::vector::VectorStore::open(
-        &kb.data_dir().join("lancedb"),
-        "all-minilm-l6-v2@v1",
-        384,
-    )
-    .unwrap();
-    let lance: Vec<String> = table.chunk_ids().unwrap();
-    let same = lance.iter().cloned().collect::<BTreeSet<_>>() == ids && lance.len() == ids.len();
-    (ids.len(), records as usize, table.count().unwrap(), same)
-}
-
 #[test]
 fn changing_or_deleting_documents_leaves_no_orphan_vectors() {
     let kb = Kb::with_config(&embedding_config());
@@ -224,7 +198,7 @@ fn changing_or_deleting_documents_leaves_no_orphan_vectors() {
     )
     .unwrap();
     kb.ingest(corpus.path());
-    let (chunks, records, rows, same) = counts(&kb);
+    let (chunks, records, rows, same) = vector_counts(&kb);
     assert!(chunks >= 7, "{chunks}");
     assert_eq!((records, rows, same), (chunks, chunks, true));
 
@@ -251,7 +225,7 @@ fn changing_or_deleting_documents_leaves_no_orphan_vectors() {
         "only the changed section is new text: {report}"
     );
     assert!(v["from_cache"].as_u64().unwrap() >= 1, "{report}");
-    let (chunks2, records2, rows2, same2) = counts(&kb);
+    let (chunks2, records2, rows2, same2) = vector_counts(&kb);
     assert_eq!(chunks2, chunks - 1);
     assert_eq!((records2, rows2, same2), (chunks2, chunks2, true));
     let (resp, _) = kb.json(&["search", "bicycle chain tyre", "--mode", "vector"]);

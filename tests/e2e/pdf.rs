@@ -9,7 +9,7 @@ use serde_json::Value;
 use crate::support::{Kb, item};
 
 /// One line of text placed on a page.
-struct Line<'a> {
+pub(crate) struct Line<'a> {
     x: i64,
     y: i64,
     text: &'a str,
@@ -17,7 +17,7 @@ struct Line<'a> {
 
 /// A PDF whose pages hold `pages` lines; Latin text uses Helvetica, any
 /// non-ASCII text a Type0 font with a ToUnicode map (code = code point).
-fn make_pdf(pages: &[Vec<Line<'_>>], title: Option<&str>) -> Document {
+pub(crate) fn make_pdf(pages: &[Vec<Line<'_>>], title: Option<&str>) -> Document {
     let mut doc = Document::with_version("1.5");
     let pages_id = doc.new_object_id();
     let latin = doc.add_object(dictionary! {
@@ -107,13 +107,13 @@ fn make_pdf(pages: &[Vec<Line<'_>>], title: Option<&str>) -> Document {
     doc
 }
 
-fn save(doc: &mut Document) -> Vec<u8> {
+pub(crate) fn save(doc: &mut Document) -> Vec<u8> {
     let mut out = Vec::new();
     doc.save_to(&mut out).unwrap();
     out
 }
 
-fn paragraph(x: i64, top: i64, text: &str) -> Vec<Line<'_>> {
+pub(crate) fn paragraph(x: i64, top: i64, text: &str) -> Vec<Line<'_>> {
     text.lines()
         .enumerate()
         .map(|(i, t)| Line {

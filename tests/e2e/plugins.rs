@@ -41,8 +41,27 @@ fn upgrading_a_plugin_reindexes_exactly_its_documents() {
     assert!(markdown_docs >= 20 && text_docs == 2);
     std::thread::sleep(std::time::Duration::from_millis(1100)); // distinct updated_at seconds
 
-    let (installed, code) = kb.json(&["plugin", "install", markdown_next().to_str().unwrap()]);
+    // Replacing a built-in plugin needs an explicit flag, and says so.
+    let refused = kb.run(&["plugin", "install", markdown_next().to_str().unwrap()]);
+    assert_eq!(refused.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        stderr.contains("--replace-builtin") && stderr.contains("built-in markdown"),
+        "{stderr}"
+    );
+    let (installed, code) = kb.json(&[
+        "plugin",
+        "install",
+        markdown_next().to_str().unwrap(),
+        "--replace-builtin",
+    ]);
     assert_eq!(code, 0, "{installed}");
+    assert!(
+        installed["replaces_builtin"]
+            .as_str()
+            .is_some_and(|r| r.starts_with("built-in markdown ")),
+        "{installed}"
+    );
     assert_eq!(
         (installed["name"].as_str(), installed["version"].as_str()),
         (Some("markdown"), Some("1.1.0"))
@@ -92,7 +111,12 @@ fn upgrading_a_plugin_reindexes_exactly_its_documents() {
 
     // Rollback to the built-in version needs --allow-downgrade.
     let old = built_in("kebab_plugin_markdown.wasm");
-    let out = kb.run(&["plugin", "install", old.to_str().unwrap()]);
+    let out = kb.run(&[
+        "plugin",
+        "install",
+        old.to_str().unwrap(),
+        "--replace-builtin",
+    ]);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--allow-downgrade"));
     let (rolled, code) = kb.json(&[
@@ -100,6 +124,7 @@ fn upgrading_a_plugin_reindexes_exactly_its_documents() {
         "install",
         old.to_str().unwrap(),
         "--allow-downgrade",
+        "--replace-builtin",
     ]);
     assert_eq!(code, 0);
     assert_eq!(rolled["rolled_back"], serde_json::json!(["1.1.0"]));

@@ -229,3 +229,66 @@ pub fn ko_dic() -> PathBuf {
 pub fn korean_config() -> String {
     format!("[models.korean]\ndictionary = \"{}\"\n", ko_dic().display())
 }
+
+/// Row counts of chunks, embedding records and LanceDB rows, and whether
+/// LanceDB holds exactly the chunks SQLite has.
+pub fn vector_counts(kb: &Kb) -> (usize, usize, usize, bool) {
+    let db = rusqlite::Connection::open(kb.data_dir().join("kebab.sqlite")).unwrap();
+    let ids: std::collections::BTreeSet<String> = db
+        .prepare("SELECT chunk_id FROM chunks")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    let records: i64 = db
+        .query_row("SELECT count(*) FROM embedding_records", [], |r| r.get(0))
+        .unwrap();
+    let table = kebab::vector::VectorStore::open(
+        &kb.data_dir().join("lancedb"),
+        "all-minilm-l6-v2@v1",
+        384,
+    )
+    .unwrap();
+    let lance: Vec<String> = table.chunk_ids().unwrap();
+    let same = lance
+        .iter()
+        .cloned()
+        .collect::<std::collections::BTreeSet<_>>()
+        == ids
+        && lance.len() == ids.len();
+    (ids.len(), records as usize, table.count().unwrap(), same)
+}
+
+/// The hostile test plugin with `info()` rewritten by `overrides`
+/// (`key=value;` pairs, see tests/plugins/hostile): the compiled component
+/// with its override block patched in place, written under `dir`.
+pub fn hostile_variant(dir: &Path, overrides: &str) -> PathBuf {
+    const MARKER: &[u8] = b"KEBAB-HOSTILE-INFO-OVERRIDE:";
+    let mut wasm = std::fs::read(hostile_wasm()).expect("hostile plugin built");
+    let at: Vec<usize> = wasm
+        .windows(MARKER.len())
+        .enumerate()
+        .filter(|(_, w)| *w == MARKER)
+        .map(|(i, _)| i)
+        .collect();
+    assert_eq!(at.len(), 1, "the override block appears once");
+    let start = at[0] + MARKER.len();
+    assert!(overrides.len() < 4096 - MARKER.len(), "override too long");
+    wasm[start..start + overrides.len()].copy_from_slice(overrides.as_bytes());
+    let path = dir.join(format!(
+        "hostile-{}.wasm",
+        &fnv_hex(overrides.as_bytes())[..12]
+    ));
+    std::fs::write(&path, wasm).expect("write variant");
+    path
+}
+
+fn fnv_hex(bytes: &[u8]) -> String {
+    bytes
+        .iter()
+        .fold(0xcbf29ce484222325u64, |h, b| {
+            (h ^ *b as u64).wrapping_mul(0x100000001b3)
+        })
+        .to_string()
+}

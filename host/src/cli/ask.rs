@@ -15,12 +15,9 @@ pub(crate) fn ask(
         korean: indexes.korean.as_ref(),
         ..opts.clone()
     };
-    let cancel = Arc::new(AtomicBool::new(false));
-    {
-        let cancel = cancel.clone();
-        // Ctrl-C stops the stream; the partial answer is kept and stored.
-        let _ = ctrlc::set_handler(move || cancel.store(true, Ordering::Relaxed));
-    }
+    // Ctrl-C stops the stream; the partial answer is kept and stored.
+    kebab::interrupt::install_handler();
+    let cancel = kebab::interrupt::flag();
     let stream = !json && std::io::stdout().is_terminal();
     let mut on_token = |t: &str| {
         if stream {
@@ -36,7 +33,7 @@ pub(crate) fn ask(
         question,
         opts,
         &mut on_token,
-        &cancel,
+        cancel,
     )?;
     if json {
         print_json(&outcome.answer)?;

@@ -13,8 +13,12 @@ pub(crate) fn print_fetch(r: &kebab::fetch::FetchResult) {
         .chain(r.chunk.iter())
         .chain(r.context_after.iter());
     for c in chunks {
-        println!("── {} [{}]", c.doc_path, c.chunk_id);
-        println!("{}", c.text);
+        println!(
+            "── {} [{}]",
+            kebab::sanitize::escape_control(&c.doc_path),
+            c.chunk_id
+        );
+        println!("{}", kebab::sanitize::escape_control_keep_lines(&c.text));
     }
     if let Some(t) = &r.text {
         println!("{t}");

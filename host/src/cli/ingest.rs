@@ -1,6 +1,7 @@
 //! `kebab ingest` and `kebab reindex`: progress display and the report.
 
 use super::prelude::*;
+use kebab::sanitize::escape_control;
 
 pub(crate) fn ingest(
     app: &mut App,
@@ -10,15 +11,60 @@ pub(crate) fn ingest(
 ) -> Result<u8> {
     let plugins = app.plugins().context("cannot load parser plugins")?;
     for w in &plugins.warnings {
-        eprintln!("warning: {w}");
+        eprintln!("warning: {}", kebab::sanitize::escape_control(w));
     }
     let indexes = kebab::indexes::Indexes::open(app, true);
-    let cancel = Arc::new(AtomicBool::new(false));
-    {
-        let cancel = cancel.clone();
-        // Ctrl-C finishes the file in flight, then stops; what was written stays.
-        let _ = ctrlc::set_handler(move || cancel.store(true, Ordering::Relaxed));
+    let report = with_progress(json, |on_progress| {
+        kebab::ingest::ingest(
+            app,
+            &plugins,
+            &indexes,
+            path,
+            kebab::interrupt::flag(),
+            on_progress,
+        )
+    })?;
+    Ok(if report.aborted {
+        kebab::interrupt::EXIT_INTERRUPTED
+    } else if strict && report.has_bad_input() {
+        EXIT_ERROR
+    } else {
+        EXIT_OK
+    })
+}
+
+/// `kebab reindex --plugin NAME`.
+pub(crate) fn reindex(app: &mut App, plugin: &str, json: bool) -> Result<u8> {
+    let plugins = app.plugins().context("cannot load parser plugins")?;
+    if plugins.registry.get(plugin).is_none() {
+        anyhow::bail!("no plugin named {plugin} (see `kebab plugin list`)");
     }
+    let indexes = kebab::indexes::Indexes::open(app, true);
+    let report = with_progress(json, |on_progress| {
+        kebab::ingest::reindex(
+            app,
+            &plugins,
+            &indexes,
+            plugin,
+            kebab::interrupt::flag(),
+            on_progress,
+        )
+    })?;
+    Ok(if report.aborted {
+        kebab::interrupt::EXIT_INTERRUPTED
+    } else {
+        EXIT_OK
+    })
+}
+
+/// Run an ingest-like job with Ctrl-C handled (the file in flight stops,
+/// what finished stays) and its progress shown: a bar on a terminal, or
+/// `ingest_progress.v1` lines with `--json`; then print the report.
+fn with_progress(
+    json: bool,
+    job: impl FnOnce(&mut dyn FnMut(&Progress)) -> Result<IngestReport, kebab::ingest::IngestError>,
+) -> Result<IngestReport> {
+    kebab::interrupt::install_handler();
     let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
     if json || !std::io::stderr().is_terminal() {
         bar.set_draw_target(ProgressDrawTarget::hidden());
@@ -29,6 +75,12 @@ pub(crate) fn ingest(
     );
     let mut stdout = std::io::stdout().lock();
     let mut on_progress = |event: &Progress| {
+        if let Progress::WaitingForWriter { holder, .. } = event {
+            eprintln!(
+                "waiting: {} is writing to this index; this run starts when it finishes (Ctrl-C to stop)",
+                kebab::sanitize::escape_control(holder)
+            );
+        }
         if json {
             let line = serde_json::json!({
                 "schema_version": "ingest_progress.v1",
@@ -36,11 +88,14 @@ pub(crate) fn ingest(
                 "event": event,
             });
             let _ = writeln!(stdout, "{line}");
+            let _ = stdout.flush();
             return;
         }
         match event {
             Progress::ScanCompleted { total } => bar.set_length(*total as u64),
-            Progress::AssetStarted { path, .. } => bar.set_message(path.clone()),
+            Progress::AssetStarted { path, .. } => {
+                bar.set_message(kebab::sanitize::escape_control(path).into_owned())
+            }
             Progress::AssetFinished { .. } => bar.inc(1),
             Progress::Embedded { done, total } => {
                 bar.set_length(*total as u64);
@@ -50,7 +105,7 @@ pub(crate) fn ingest(
             _ => {}
         }
     };
-    let report = kebab::ingest::ingest(app, &plugins, &indexes, path, &cancel, &mut on_progress)?;
+    let report = job(&mut on_progress)?;
     bar.finish_and_clear();
     if json {
         writeln!(stdout, "{}", serde_json::to_string(&report)?)?;
@@ -58,11 +113,7 @@ pub(crate) fn ingest(
         drop(stdout);
         print_ingest_report(&report);
     }
-    Ok(if strict && report.has_bad_input() {
-        EXIT_ERROR
-    } else {
-        EXIT_OK
-    })
+    Ok(report)
 }
 
 /// Notable report lines shown without `--json`.
@@ -97,20 +148,26 @@ pub(crate) fn print_ingest_report(r: &IngestReport) {
     let notable: Vec<String> = r
         .items
         .iter()
-        .filter_map(|i| match (i.kind, &i.error, &i.fallback, i.reason) {
-            ("error", Some(e), _, _) => Some(format!("  error    {}: {e}", i.doc_path)),
-            (_, _, Some(f), _) => Some(format!("  fallback {}: {f}", i.doc_path)),
-            ("skipped", _, _, Some(reason)) if !matches!(reason, "unchanged" | "unsupported") => {
-                Some(format!(
-                    "  skipped  {}: {reason}{}",
-                    i.doc_path,
-                    i.warnings
-                        .first()
-                        .map(|w| format!(" ({w})"))
-                        .unwrap_or_default()
-                ))
+        .filter_map(|i| {
+            let path = escape_control(&i.doc_path);
+            match (i.kind, &i.error, &i.fallback, i.reason) {
+                ("error", Some(e), _, _) => {
+                    Some(format!("  error    {path}: {}", escape_control(e)))
+                }
+                (_, _, Some(f), _) => Some(format!("  fallback {path}: {}", escape_control(f))),
+                ("skipped", _, _, Some(reason))
+                    if !matches!(reason, "unchanged" | "unsupported") =>
+                {
+                    Some(format!(
+                        "  skipped  {path}: {reason}{}",
+                        i.warnings
+                            .first()
+                            .map(|w| format!(" ({})", escape_control(w)))
+                            .unwrap_or_default()
+                    ))
+                }
+                _ => None,
             }
-            _ => None,
         })
         .collect();
     for line in notable.iter().take(MAX_REPORT_LINES) {
@@ -138,7 +195,7 @@ pub(crate) fn print_ingest_report(r: &IngestReport) {
         println!("  Korean: {} chunks analysed", r.korean_analyzed);
     }
     for w in &r.warnings {
-        println!("  warning: {w}");
+        println!("  warning: {}", escape_control(w));
     }
     if r.skipped_unsupported > 0 {
         println!(

@@ -15,8 +15,7 @@ pub(crate) mod search;
 pub(crate) mod prelude {
     pub(crate) use std::io::{IsTerminal, Write};
     pub(crate) use std::path::PathBuf;
-    pub(crate) use std::sync::Arc;
-    pub(crate) use std::sync::atomic::{AtomicBool, Ordering};
+    pub(crate) use std::sync::atomic::AtomicBool;
 
     pub(crate) use anyhow::{Context, Result};
     pub(crate) use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};

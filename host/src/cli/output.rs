@@ -22,7 +22,7 @@ pub(crate) fn report_error(err: &anyhow::Error, json: bool) {
         };
         eprintln!("{}", serde_json::to_string(&report).unwrap_or_default());
     } else {
-        eprintln!("error: {message}");
+        eprintln!("error: {}", kebab::sanitize::escape_control(&message));
         if let Some(h) = hint {
             eprintln!("  hint: {h}");
         }

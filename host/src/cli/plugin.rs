@@ -1,6 +1,7 @@
 //! `kebab plugin …`: install, list, info, remove, which, new, test.
 
 use super::prelude::*;
+use kebab::sanitize::escape_control;
 
 pub(crate) fn kebab_plugin_cmd(app: &App, what: PluginCmd, json: bool) -> Result<u8> {
     use kebab::plugin::install;
@@ -10,16 +11,22 @@ pub(crate) fn kebab_plugin_cmd(app: &App, what: PluginCmd, json: bool) -> Result
             source,
             blake3,
             allow_downgrade,
+            replace_builtin,
         } => {
-            let runtime = kebab::plugin::runtime::Runtime::new(Some(app.paths.cache_dir.clone()))?;
+            // Ctrl-C stops a plugin whose info() never returns.
+            kebab::interrupt::install_handler();
+            let runtime = app.runtime()?;
             let bytes = install::fetch(&source)?;
             let done = install::install(
                 &runtime,
                 &app.paths.data_dir,
                 &source,
                 &bytes,
-                blake3.as_deref(),
-                allow_downgrade,
+                install::InstallOptions {
+                    expected_blake3: blake3.as_deref(),
+                    allow_downgrade,
+                    replace_builtin,
+                },
             )?;
             let plugins = app.plugins()?;
             let stale = app
@@ -41,6 +48,7 @@ pub(crate) fn kebab_plugin_cmd(app: &App, what: PluginCmd, json: bool) -> Result
                     "name": done.name, "version": done.version.to_string(),
                     "api_version": done.api_version.to_string(), "path": done.path,
                     "unchanged": done.unchanged,
+                    "replaces_builtin": done.replaces_builtin,
                     "rolled_back": done.rolled_back.iter().map(ToString::to_string).collect::<Vec<_>>(),
                     "documents_to_reindex": stale,
                 }))?;
@@ -56,6 +64,9 @@ pub(crate) fn kebab_plugin_cmd(app: &App, what: PluginCmd, json: bool) -> Result
                 );
                 for v in &done.rolled_back {
                     println!("removed {} {v} (rollback)", done.name);
+                }
+                if let Some(replaced) = &done.replaces_builtin {
+                    println!("replaces {replaced} for every file it handles");
                 }
                 println!("{stale} indexed documents will be re-indexed by the next `kebab ingest`");
             }
@@ -110,17 +121,19 @@ pub(crate) fn kebab_plugin_cmd(app: &App, what: PluginCmd, json: bool) -> Result
                 for r in &rows {
                     println!(
                         "{:<10} {:<8} {:<9} {:>5} docs  {}{}",
-                        r["name"].as_str().unwrap_or(""),
-                        r["version"].as_str().unwrap_or(""),
+                        escape_control(r["name"].as_str().unwrap_or("")),
+                        escape_control(r["version"].as_str().unwrap_or("")),
                         r["origin"].as_str().unwrap_or(""),
                         r["documents"],
                         r["patterns"]
                             .as_array()
-                            .map(|a| a
-                                .iter()
-                                .filter_map(|v| v.as_str())
-                                .collect::<Vec<_>>()
-                                .join(" "))
+                            .map(|a| escape_control(
+                                &a.iter()
+                                    .filter_map(|v| v.as_str())
+                                    .collect::<Vec<_>>()
+                                    .join(" ")
+                            )
+                            .into_owned())
                             .unwrap_or_default(),
                         if r["disabled"] == true {
                             "  (disabled)"
@@ -136,7 +149,10 @@ pub(crate) fn kebab_plugin_cmd(app: &App, what: PluginCmd, json: bool) -> Result
                             "source",
                             "blake3",
                         ] {
-                            println!("  {key:<16} {}", r[key].as_str().unwrap_or("-"));
+                            println!(
+                                "  {key:<16} {}",
+                                escape_control(r[key].as_str().unwrap_or("-"))
+                            );
                         }
                     }
                 }

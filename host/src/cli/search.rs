@@ -2,6 +2,7 @@
 
 use super::prelude::*;
 use kebab::indexes::Indexes;
+use kebab::sanitize::escape_control;
 use kebab::search::{Mode, Request, SearchError};
 
 /// Run `kebab search`.
@@ -74,19 +75,24 @@ pub(crate) fn search(
 
 pub(crate) fn print_hits(response: &SearchResponse, explain: bool) {
     if response.hits.is_empty() {
-        println!("no hits for \"{}\"", response.query);
+        println!("no hits for \"{}\"", escape_control(&response.query));
         println!("hint: try other words, or check `kebab list docs` for what is indexed");
         return;
     }
     for hit in &response.hits {
-        println!("{}. {:.2} {}", hit.rank, hit.score, hit.citation.uri());
+        println!(
+            "{}. {:.2} {}",
+            hit.rank,
+            hit.score,
+            escape_control(hit.citation.uri())
+        );
         let heading = if hit.heading_path.is_empty() {
             "—".to_string()
         } else {
             hit.heading_path.join(" › ")
         };
-        println!("   {heading}");
-        println!("   {}", hit.snippet);
+        println!("   {}", escape_control(&heading));
+        println!("   {}", escape_control(&hit.snippet));
         if explain {
             print_explain(hit);
         }
@@ -156,7 +162,7 @@ pub(crate) fn list_docs(app: &App, json: bool) -> Result<u8> {
         for d in &docs {
             println!(
                 "{}  {} chunks  {}@{}{}  {}",
-                d.doc_path,
+                escape_control(&d.doc_path),
                 d.chunk_count,
                 d.plugin,
                 d.plugin_version,
@@ -165,7 +171,7 @@ pub(crate) fn list_docs(app: &App, json: bool) -> Result<u8> {
                 } else {
                     ""
                 },
-                d.title.as_deref().unwrap_or("")
+                escape_control(d.title.as_deref().unwrap_or(""))
             );
         }
         println!("{} documents", docs.len());

@@ -109,7 +109,7 @@ pub(super) fn build_document(
         media_type: routed.plugin.info.name.clone(),
         doc_id,
         workspace_path: job.rel.clone(),
-        source_uri: job.abs.display().to_string(),
+        source_uri: crate::walk::escape_path(&job.abs),
         title,
         lang: document.lang,
         source_type: routed.plugin.info.name.clone(),

@@ -19,7 +19,7 @@ use crate::plugin::registry::RegisteredPlugin;
 use crate::plugin::runtime::CallOutput;
 use crate::plugin::validate::{SourceShape, validate};
 use crate::store::{IndexedDoc, NewDocument, StoreError};
-use crate::walk::{self, SkipReason, WalkItem, WalkOptions};
+use crate::walk::{self, ReadRefusal, SkipReason, WalkItem, WalkOptions};
 
 mod derived;
 mod document;
@@ -37,6 +37,9 @@ const BINARY_SNIFF: usize = 8192;
 /// Ingest failures that stop the whole run (per-file problems never do).
 #[derive(Debug, thiserror::Error)]
 pub enum IngestError {
+    /// The writer lock could not be taken (or Ctrl-C while waiting for it).
+    #[error(transparent)]
+    Lock(#[from] crate::writer_lock::LockError),
     #[error("cannot ingest {path}: {source}")]
     Path {
         path: PathBuf,
@@ -53,6 +56,9 @@ enum Outcome {
     Skipped(SkipReason, String),
     Failed(String),
     Parsed(Box<Prepared>),
+    /// Ctrl-C stopped the plugin call: nothing to record, the file is
+    /// handled by the next run.
+    Interrupted,
 }
 
 struct Prepared {
@@ -65,7 +71,10 @@ struct Prepared {
 }
 
 struct Job {
+    /// The path as walked (recorded as the document's source).
     abs: PathBuf,
+    /// The resolved path that is opened (without following links).
+    real: PathBuf,
     rel: String,
 }
 
@@ -83,7 +92,11 @@ struct Shared<'a> {
     indexed: &'a HashMap<String, IndexedDoc>,
     /// Re-parse even unchanged files.
     force: bool,
+    /// Files above this size are refused even if they grew after the walk.
+    max_file_bytes: u64,
     git: crate::git::GitCache,
+    /// Ctrl-C: no fallback is tried for a call it stopped.
+    cancel: &'a AtomicBool,
 }
 
 /// Ingest `path` (directory or file). Per-file problems are recorded in the
@@ -101,6 +114,7 @@ pub fn ingest(
         path: path.to_path_buf(),
         source,
     })?;
+    let _writer = take_writer_lock(app, "kebab ingest", cancel, on_progress)?;
     let root = app.workspace_root(&start);
     on_progress(&Progress::ScanStarted {
         root: start.display().to_string(),
@@ -123,9 +137,9 @@ pub fn ingest(
     let mut jobs = Vec::new();
     for item in walked {
         match item {
-            WalkItem::File { abs, rel, .. } => {
+            WalkItem::File { abs, real, rel, .. } => {
                 seen.insert(rel.clone());
-                jobs.push(Job { abs, rel });
+                jobs.push(Job { abs, real, rel });
             }
             WalkItem::Skipped {
                 rel,
@@ -183,13 +197,18 @@ pub fn reindex(
     on_progress: &mut dyn FnMut(&Progress),
 ) -> Result<IngestReport, IngestError> {
     let started = Instant::now();
+    let _writer = take_writer_lock(app, "kebab reindex", cancel, on_progress)?;
     let indexed = app.store.indexed_docs()?;
     let mut jobs: Vec<Job> = indexed
         .iter()
         .filter(|(_, doc)| doc.plugin_name == name)
-        .map(|(rel, doc)| Job {
-            abs: PathBuf::from(&doc.source_uri),
-            rel: rel.clone(),
+        .map(|(rel, doc)| {
+            let abs = walk::unescape_path(&doc.source_uri);
+            Job {
+                real: abs.canonicalize().unwrap_or_else(|_| abs.clone()),
+                abs,
+                rel: rel.clone(),
+            }
         })
         .collect();
     jobs.sort_by(|a, b| a.rel.cmp(&b.rel));
@@ -217,6 +236,27 @@ pub fn reindex(
         aborted,
         on_progress,
     )
+}
+
+/// The index's writer lock, waiting (and saying so) while another process
+/// holds it.
+fn take_writer_lock(
+    app: &App,
+    what: &str,
+    cancel: &AtomicBool,
+    on_progress: &mut dyn FnMut(&Progress),
+) -> Result<crate::writer_lock::WriterLock, IngestError> {
+    Ok(crate::writer_lock::WriterLock::acquire(
+        &app.paths.data_dir,
+        what,
+        cancel,
+        &mut |holder| {
+            on_progress(&Progress::WaitingForWriter {
+                holder: holder.to_string(),
+                pid: holder.pid,
+            })
+        },
+    )?)
 }
 
 /// Derived indexes, the final progress event, the report, and its
@@ -287,7 +327,9 @@ fn run_jobs(
         policy_hash: ids::policy_hash(policy.target_tokens, policy.overlap_tokens),
         indexed,
         force,
+        max_file_bytes: app.config.indexing.max_file_mb * 1_000_000,
         git: Default::default(),
+        cancel,
     };
     let total = jobs.len();
     let workers = app
@@ -332,6 +374,7 @@ fn run_jobs(
                     path: jobs[i].rel.clone(),
                     plugin,
                 }),
+                WorkerMsg::Done(_, Outcome::Interrupted) => {}
                 WorkerMsg::Done(i, outcome) => {
                     let rel = &jobs[i].rel;
                     let (result, chunks) = report.record(app, rel, outcome)?;
@@ -354,7 +397,7 @@ fn run_jobs(
 
 /// Whether `source_uri` lies at or under `start`.
 fn within(source_uri: &str, start: &Path) -> bool {
-    let uri = Path::new(source_uri);
+    let uri = walk::unescape_path(source_uri);
     uri == start || uri.starts_with(start)
 }
 
@@ -366,9 +409,25 @@ fn process(job: &Job, plugin: Option<&RegisteredPlugin>, shared: &Shared<'_>) ->
             "no plugin handles this file type".into(),
         );
     };
-    let bytes = match std::fs::read(&job.abs) {
+    let bytes = match walk::read_regular_file(&job.real, shared.max_file_bytes) {
         Ok(b) => b,
-        Err(e) => return Outcome::Failed(format!("cannot read: {e}")),
+        Err(ReadRefusal::NotRegular(now)) => {
+            return Outcome::Skipped(
+                SkipReason::NotRegularFile,
+                format!("became a {now} after the walk"),
+            );
+        }
+        Err(ReadRefusal::TooLarge(size)) => {
+            return Outcome::Skipped(
+                SkipReason::SizeExceeded,
+                format!(
+                    "grew to {} after the walk, over the {} cap",
+                    walk::human_bytes(size),
+                    walk::human_bytes(shared.max_file_bytes)
+                ),
+            );
+        }
+        Err(ReadRefusal::Io(e)) => return Outcome::Failed(format!("cannot read: {e}")),
     };
     if bytes.is_empty() {
         return Outcome::Skipped(SkipReason::Empty, "0 bytes".into());
@@ -381,7 +440,7 @@ fn process(job: &Job, plugin: Option<&RegisteredPlugin>, shared: &Shared<'_>) ->
         return Outcome::Skipped(SkipReason::Binary, "binary content (NUL bytes)".into());
     }
     let checksum = ids::checksum(&bytes);
-    let source_uri = job.abs.display().to_string();
+    let source_uri = walk::escape_path(&job.abs);
     let info = &plugin.plugin.info;
     let version = plugin.plugin.version.to_string();
     let existing = shared.indexed.get(&job.rel);
@@ -400,6 +459,7 @@ fn process(job: &Job, plugin: Option<&RegisteredPlugin>, shared: &Shared<'_>) ->
     let mut warnings = Vec::new();
     let (producer, output, fallback) = match run_plugin(plugin, job, &bytes, shape, shared) {
         Ok(out) => (plugin, out, None),
+        Err(_) if shared.cancel.load(Ordering::Relaxed) => return Outcome::Interrupted,
         Err(reason) => {
             let text = shared.plugins.registry.fallback();
             let reason = format!("{} plugin {reason}", info.name);
@@ -409,6 +469,7 @@ fn process(job: &Job, plugin: Option<&RegisteredPlugin>, shared: &Shared<'_>) ->
             }
             match run_plugin(text, job, &bytes, shape, shared) {
                 Ok(out) => (text, out, Some(reason)),
+                Err(_) if shared.cancel.load(Ordering::Relaxed) => return Outcome::Interrupted,
                 Err(fallback_err) => {
                     return Outcome::Failed(format!("{reason}; text fallback {fallback_err}"));
                 }

@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use super::{IngestError, Outcome, Timings, VectorReport};
 use crate::app::App;
-use crate::store::{StoreError, WriteOutcome};
+use crate::store::WriteOutcome;
 use crate::walk::SkipReason;
 
 /// Examples kept per skip reason in the report.
@@ -17,6 +17,11 @@ const SKIP_EXAMPLES: usize = 5;
 #[derive(Debug, Clone, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Progress {
+    /// Another process holds the index's writer lock; this run waits.
+    WaitingForWriter {
+        holder: String,
+        pid: Option<u32>,
+    },
     ScanStarted {
         root: String,
     },
@@ -129,6 +134,10 @@ pub struct IngestReport {
     pub skipped_unchanged: usize,
     pub skipped_orphaned: usize,
     pub skipped_generated: usize,
+    pub skipped_symlink_outside_root: usize,
+    pub skipped_symlink_loop: usize,
+    pub skipped_symlink_duplicate: usize,
+    pub skipped_not_regular_file: usize,
     pub skip_examples: BTreeMap<&'static str, Vec<String>>,
     /// Chunks analysed for Korean morphemes in this run.
     pub korean_analyzed: usize,
@@ -211,6 +220,7 @@ impl Report {
                 self.error(rel, message);
                 Ok(("error", 0))
             }
+            Outcome::Interrupted => Ok(("interrupted", 0)),
             Outcome::Parsed(prepared) => {
                 let doc = &prepared.doc;
                 let write_started = std::time::Instant::now();
@@ -218,8 +228,10 @@ impl Report {
                 self.timings.store_ms += write_started.elapsed().as_secs_f64() * 1000.0;
                 let outcome = match written {
                     Ok(o) => o,
-                    Err(e @ StoreError::PathConflict { .. }) => {
-                        self.error(rel, e.to_string());
+                    // The transaction rolled back: this file's error, and
+                    // the run goes on.
+                    Err(e) if e.is_per_document() => {
+                        self.error(rel, format!("not stored: {e}"));
                         return Ok(("error", 0));
                     }
                     Err(e) => return Err(e.into()),
@@ -281,6 +293,10 @@ impl Report {
             skipped_unchanged: n(SkipReason::Unchanged),
             skipped_orphaned: n(SkipReason::Orphaned),
             skipped_generated: n(SkipReason::Generated),
+            skipped_symlink_outside_root: n(SkipReason::SymlinkOutsideRoot),
+            skipped_symlink_loop: n(SkipReason::SymlinkLoop),
+            skipped_symlink_duplicate: n(SkipReason::SymlinkDuplicate),
+            skipped_not_regular_file: n(SkipReason::NotRegularFile),
             skip_examples: self
                 .examples
                 .into_iter()

@@ -42,6 +42,19 @@ pub enum InstallError {
     /// `remove` of a plugin that is not installed.
     #[error("no installed plugin named {0}")]
     NotInstalled(String),
+    /// A plugin name that breaks the naming rule (checked before any path
+    /// is built from it).
+    #[error("{0}")]
+    InvalidName(String),
+    /// The plugin would replace a built-in one, without `--replace-builtin`.
+    #[error(
+        "`{name}` is a built-in plugin (built-in {name} {builtin_version}); installing {name} {version} replaces it for every file it handles — pass --replace-builtin to do that"
+    )]
+    ReplacesBuiltIn {
+        name: String,
+        version: String,
+        builtin_version: String,
+    },
     #[error("cannot write {path}: {detail}")]
     Write { path: PathBuf, detail: String },
 }
@@ -57,6 +70,19 @@ pub struct Installed {
     pub unchanged: bool,
     /// Newer versions removed by a rollback.
     pub rolled_back: Vec<Version>,
+    /// The built-in plugin this one now stands in for, with its version.
+    pub replaces_builtin: Option<String>,
+}
+
+/// What an install may do beyond adding a new version.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct InstallOptions<'a> {
+    /// The component's expected blake3 hex digest.
+    pub expected_blake3: Option<&'a str>,
+    /// Install a version older than an installed or built-in one.
+    pub allow_downgrade: bool,
+    /// Install a plugin named like a built-in one.
+    pub replace_builtin: bool,
 }
 
 /// Read a component from a file, a directory (its `plugin.wasm` or only
@@ -107,6 +133,9 @@ pub fn fetch(source: &str) -> Result<Vec<u8>, InstallError> {
 
 /// Versions of `name` installed under `data_dir`, ascending.
 pub fn installed_versions(data_dir: &Path, name: &str) -> Vec<Version> {
+    if super::identity::check_name(name).is_err() {
+        return Vec::new();
+    }
     let mut out: Vec<Version> = std::fs::read_dir(plugins_dir(data_dir).join(name))
         .map(|rd| {
             rd.flatten()
@@ -124,9 +153,13 @@ pub fn install(
     data_dir: &Path,
     source: &str,
     bytes: &[u8],
-    expected_blake3: Option<&str>,
-    allow_downgrade: bool,
+    options: InstallOptions<'_>,
 ) -> Result<Installed, InstallError> {
+    let InstallOptions {
+        expected_blake3,
+        allow_downgrade,
+        replace_builtin,
+    } = options;
     let actual = crate::ids::checksum(bytes);
     if let Some(expected) = expected_blake3
         && !expected.eq_ignore_ascii_case(&actual)
@@ -137,10 +170,29 @@ pub fn install(
             actual,
         });
     }
-    // Compiles (filling the code cache), checks the world and API version.
+    // Compiles (filling the code cache), checks the world, the API version
+    // and the plugin's info (name, versions, patterns: what the registry
+    // will need to load it later); info() is cached for later loads.
     let plugin = runtime.load(bytes)?;
     let name = plugin.info.name.clone();
     let version = plugin.version.clone();
+    let builtin = super::registry::built_in_version(runtime, &name)?;
+    if let Some(builtin_version) = &builtin {
+        if !replace_builtin {
+            return Err(InstallError::ReplacesBuiltIn {
+                builtin_version: builtin_version.to_string(),
+                version: version.to_string(),
+                name,
+            });
+        }
+        if &version < builtin_version && !allow_downgrade {
+            return Err(InstallError::Downgrade {
+                name,
+                new: version.to_string(),
+                installed: format!("built-in {builtin_version}"),
+            });
+        }
+    }
     let versions = installed_versions(data_dir, &name);
     if let Some(highest) = versions.last()
         && &version < highest
@@ -189,17 +241,19 @@ pub fn install(
         rolled_back.push(newer);
     }
     Ok(Installed {
-        name,
         version,
         api_version: plugin.api_version,
         path,
         unchanged,
         rolled_back,
+        replaces_builtin: builtin.map(|v| format!("built-in {name} {v}")),
+        name,
     })
 }
 
 /// Remove every installed version of `name`; returns the versions removed.
 pub fn remove(data_dir: &Path, name: &str) -> Result<Vec<Version>, InstallError> {
+    super::identity::check_name(name).map_err(InstallError::InvalidName)?;
     let versions = installed_versions(data_dir, name);
     if versions.is_empty() {
         return Err(InstallError::NotInstalled(name.to_string()));

@@ -1,6 +1,8 @@
 //! Parser plugins: WebAssembly components speaking the `kebab:plugin` WIT
 //! contract, run sandboxed by wasmtime.
 
+mod cache;
+pub mod identity;
 pub mod install;
 pub mod registry;
 pub mod runtime;
@@ -13,6 +15,9 @@ pub mod bindings {
         world: "plugin",
         path: "../wit",
         additional_derives: [PartialEq],
+        // Guest calls are futures so a deadline can stop a guest blocked in
+        // a host call (see `runtime`); the `log` import stays synchronous.
+        exports: { default: async },
     });
 }
 

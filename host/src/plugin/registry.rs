@@ -39,6 +39,17 @@ pub const BUILT_IN: &[(&str, &[u8])] = &[
     ),
 ];
 
+/// The version of the built-in plugin called `name`, if there is one.
+pub fn built_in_version(
+    runtime: &Runtime,
+    name: &str,
+) -> Result<Option<semver::Version>, LoadError> {
+    match BUILT_IN.iter().find(|(n, _)| *n == name) {
+        Some((_, wasm)) => Ok(Some(runtime.load(wasm)?.version)),
+        None => Ok(None),
+    }
+}
+
 /// The plugin every failing file falls back to.
 pub const FALLBACK_PLUGIN: &str = "text";
 
@@ -95,7 +106,9 @@ impl RegisteredPlugin {
     }
 }
 
-fn glob(pattern: &str) -> Result<Glob, globset::Error> {
+/// A file pattern as plugins and `[plugins.routes]` write it: case-insensitive,
+/// `*` never crossing `/`.
+pub(crate) fn glob(pattern: &str) -> Result<Glob, globset::Error> {
     GlobBuilder::new(pattern)
         .case_insensitive(true)
         .literal_separator(true)

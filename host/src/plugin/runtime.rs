@@ -1,10 +1,31 @@
-//! The wasmtime engine that runs plugins: compilation with an on-disk cache of
-//! precompiled code, API-version checks, and sandboxed calls (CPU deadline,
-//! memory cap, no files, no environment, no network).
+//! The wasmtime engine that runs plugins: compilation (through the on-disk
+//! [`cache`](super::cache)), API-version checks, and sandboxed calls (wall-clock
+//! deadline, memory cap, Ctrl-C, no files, no environment, no network).
+//!
+//! # Why plugin calls are async
+//!
+//! An epoch deadline only interrupts *running* wasm. A guest that blocks in
+//! a WASI host call — `std::thread::sleep` is `monotonic-clock`
+//! `subscribe-duration` + `poll` — runs no wasm, so a synchronous host would
+//! wait for the host call to return, however long the guest asked for.
+//! Therefore the engine runs its guests asynchronously:
+//!
+//! - WASI is linked with its async host implementation, so a guest blocked
+//!   in `poll` is a pending future on a per-thread tokio executor, not a
+//!   blocked thread;
+//! - while wasm runs, the epoch callback yields to the executor every
+//!   [`EPOCH_TICK`], so a spinning guest is a future that returns
+//!   `Pending` regularly;
+//! - each call (`info`, `parse`, `chunk-document`) is raced against its
+//!   deadline and against the Ctrl-C flag; the loser's future — with the
+//!   instance and its `Store` — is dropped, which wasmtime supports at any
+//!   await point.
+//!
+//! So every call ends within its deadline plus about one tick, whatever the
+//! guest does, and Ctrl-C stops a call within [`CANCEL_POLL`].
 
-use std::collections::hash_map::DefaultHasher;
-use std::hash::{Hash, Hasher};
-use std::path::{Path, PathBuf};
+use std::future::Future;
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;
@@ -12,20 +33,27 @@ use std::time::Duration;
 
 use semver::Version;
 use wasmtime::component::{Component, HasSelf, Linker, ResourceTable, types::ComponentItem};
-use wasmtime::{Config, Engine, ResourceLimiter, Store, Trap};
+use wasmtime::{Config, Engine, ResourceLimiter, Store, Trap, UpdateDeadline};
 use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
 use wasmtime_wasi::{WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
 
 use super::bindings::kebab::plugin::log;
 use super::bindings::{Plugin, PluginPre};
+use super::cache::PluginCache;
 use super::{Chunk, ChunkPolicy, Document, HOST_API_VERSION, PluginError, PluginInfo};
+use crate::sanitize::bounded;
 
-/// How often the engine's epoch advances; the granularity of deadlines.
+/// How often the engine's epoch advances: how often running wasm yields so
+/// its deadline and Ctrl-C can be checked.
 const EPOCH_TICK: Duration = Duration::from_millis(10);
+/// How often a call waiting on its guest looks at the Ctrl-C flag.
+const CANCEL_POLL: Duration = Duration::from_millis(50);
 /// Log lines kept per call; the rest are only counted.
 const MAX_LOG_LINES: usize = 50;
 /// Longest log line kept, in bytes.
 const MAX_LOG_LINE: usize = 500;
+/// Longest error message from a plugin kept, in bytes.
+const MAX_ERROR_MESSAGE: usize = 500;
 /// Bytes of guest stderr kept (panic messages).
 const STDERR_CAPACITY: usize = 16 * 1024;
 /// Export name prefix every parser plugin must have.
@@ -80,15 +108,22 @@ pub enum LoadError {
 /// Why one plugin call failed.
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum CallError {
-    /// The call ran past its deadline.
+    /// The call ran past its deadline (running, looping, or blocked in a
+    /// host call).
     #[error("timed out after {0} ms")]
     Timeout(u128),
+    /// Ctrl-C stopped the call.
+    #[error("interrupted")]
+    Interrupted,
     /// The instance tried to grow memory past the cap.
     #[error("exceeded the memory limit of {0} MiB")]
     MemoryLimit(usize),
     /// The guest trapped (panic, unreachable, out-of-bounds…).
     #[error("trapped: {0}")]
     Trap(String),
+    /// The guest overflowed its stack (runaway recursion).
+    #[error("stack overflow")]
+    StackOverflow,
     /// The plugin returned an error.
     #[error("{}", describe_plugin_error(.0))]
     Plugin(PluginError),
@@ -96,8 +131,8 @@ pub enum CallError {
 
 fn describe_plugin_error(e: &PluginError) -> String {
     match e {
-        PluginError::Unsupported(m) => format!("unsupported: {m}"),
-        PluginError::Malformed(m) => format!("malformed: {m}"),
+        PluginError::Unsupported(m) => format!("unsupported: {}", bounded(m, MAX_ERROR_MESSAGE)),
+        PluginError::Malformed(m) => format!("malformed: {}", bounded(m, MAX_ERROR_MESSAGE)),
     }
 }
 
@@ -179,15 +214,8 @@ impl log::Host for CallState {
             self.logs_dropped += 1;
             return;
         }
-        let mut line = format!("{level:?}: {message}").to_lowercase();
-        if line.len() > MAX_LOG_LINE {
-            let mut cut = MAX_LOG_LINE;
-            while !line.is_char_boundary(cut) {
-                cut -= 1;
-            }
-            line.truncate(cut);
-        }
-        self.logs.push(line);
+        let line = format!("{level:?}: {message}").to_lowercase();
+        self.logs.push(bounded(&line, MAX_LOG_LINE));
     }
 }
 
@@ -228,43 +256,133 @@ impl Drop for EpochTicker {
     }
 }
 
+/// Why a raced call did not produce its own result.
+enum Stopped {
+    Deadline,
+    Cancelled,
+}
+
+thread_local! {
+    /// The executor plugin calls of this thread run on: current-thread, so
+    /// a call and the timers racing it never leave the calling thread.
+    static EXECUTOR: tokio::runtime::Runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .expect("a current-thread tokio runtime needs only a timer");
+}
+
+/// Run `call` to completion unless `timeout` passes or `cancel` is raised
+/// first; in those cases `call` is dropped unfinished.
+fn race<T>(
+    timeout: Duration,
+    cancel: &AtomicBool,
+    call: impl Future<Output = T>,
+) -> Result<T, Stopped> {
+    EXECUTOR.with(|executor| {
+        executor.block_on(async {
+            let watch_cancel = async {
+                while !cancel.load(Ordering::Relaxed) {
+                    tokio::time::sleep(CANCEL_POLL).await;
+                }
+            };
+            let timed = tokio::time::timeout(timeout, call);
+            match futures::future::select(std::pin::pin!(timed), std::pin::pin!(watch_cancel)).await
+            {
+                futures::future::Either::Left((Ok(value), _)) => Ok(value),
+                futures::future::Either::Left((Err(_elapsed), _)) => Err(Stopped::Deadline),
+                futures::future::Either::Right(((), _)) => Err(Stopped::Cancelled),
+            }
+        })
+    })
+}
+
+/// One sandboxed instance: a fresh `Store` (a trap poisons an instance, so
+/// none is reused across files) and the guest's captured stderr.
+struct Sandbox<'a> {
+    store: Store<CallState>,
+    stderr: MemoryOutputPipe,
+    limits: &'a Limits,
+    cancel: &'static AtomicBool,
+}
+
+impl Sandbox<'_> {
+    /// Run one guest call under the deadline and Ctrl-C; classify failures.
+    fn call<T, F>(&mut self, call: F) -> Result<T, CallError>
+    where
+        F: AsyncFnOnce(&mut Store<CallState>) -> wasmtime::Result<T>,
+    {
+        let limits = self.limits;
+        let outcome = race(limits.timeout, self.cancel, call(&mut self.store));
+        match outcome {
+            Ok(Ok(value)) => Ok(value),
+            Ok(Err(e)) => Err(classify(&e, &self.store, limits, &self.stderr)),
+            Err(Stopped::Deadline) => Err(CallError::Timeout(limits.timeout.as_millis())),
+            Err(Stopped::Cancelled) => Err(CallError::Interrupted),
+        }
+    }
+}
+
 /// The plugin engine. One per process; shared by all worker threads.
 pub struct Runtime {
     engine: Engine,
     linker: Linker<CallState>,
-    cache_dir: Option<PathBuf>,
-    engine_key: String,
+    cache: PluginCache,
+    cancel: &'static AtomicBool,
+    /// Limits of the `info()` call made when a component is first loaded.
+    info_limits: Limits,
     _ticker: EpochTicker,
 }
 
 impl Runtime {
-    /// A runtime caching compiled code under `cache_dir` (if given).
+    /// A runtime caching compiled code and plugin info under `cache_dir`
+    /// (if given), whose calls stop on Ctrl-C.
     pub fn new(cache_dir: Option<PathBuf>) -> Result<Runtime, LoadError> {
+        Runtime::with_cancel(cache_dir, crate::interrupt::flag())
+    }
+
+    /// Like [`Runtime::new`], with calls stopped when `cancel` is raised.
+    pub fn with_cancel(
+        cache_dir: Option<PathBuf>,
+        cancel: &'static AtomicBool,
+    ) -> Result<Runtime, LoadError> {
         let mut config = Config::new();
         config.wasm_component_model(true).epoch_interruption(true);
         let engine = Engine::new(&config).map_err(|e| LoadError::Engine(e.to_string()))?;
         let mut linker = Linker::new(&engine);
-        wasmtime_wasi::p2::add_to_linker_sync(&mut linker)
+        wasmtime_wasi::p2::add_to_linker_async(&mut linker)
             .map_err(|e| LoadError::Engine(e.to_string()))?;
         Plugin::add_to_linker::<_, HasSelf<_>>(&mut linker, |s| s)
             .map_err(|e| LoadError::Engine(e.to_string()))?;
-        let mut hasher = DefaultHasher::new();
-        engine.precompile_compatibility_hash().hash(&mut hasher);
-        let engine_key = format!("{:016x}", hasher.finish());
+        let engine_key = format!("{:016x}", {
+            use std::hash::{Hash, Hasher};
+            let mut hasher = std::collections::hash_map::DefaultHasher::new();
+            engine.precompile_compatibility_hash().hash(&mut hasher);
+            hasher.finish()
+        });
         Ok(Runtime {
             _ticker: EpochTicker::start(engine.clone()),
             engine,
             linker,
-            cache_dir: cache_dir.map(|d| d.join("components")),
-            engine_key,
+            cache: PluginCache::new(cache_dir.as_deref(), engine_key),
+            cancel,
+            info_limits: Limits::default(),
         })
     }
 
+    /// Run `info()` under `limits` (default: [`Limits::default`]).
+    pub fn with_info_limits(mut self, limits: Limits) -> Runtime {
+        self.info_limits = limits;
+        self
+    }
+
     /// Compile (or load from cache), check the API version, and read the
-    /// plugin's info.
+    /// plugin's info (from the cache when this component answered before).
     pub fn load(&self, wasm: &[u8]) -> Result<LoadedPlugin, LoadError> {
         let wasm_hash = crate::ids::checksum(wasm);
-        let component = self.compile(wasm, &wasm_hash)?;
+        let component = self
+            .cache
+            .component(&self.engine, wasm, &wasm_hash)
+            .map_err(|e| LoadError::NotAComponent(format!("{e:#}")))?;
         let api_version = self.api_version(&component)?;
         let instance_pre = self
             .linker
@@ -272,25 +390,24 @@ impl Runtime {
             .map_err(|e| LoadError::WorldMismatch(format!("{e:#}")))?;
         let pre =
             PluginPre::new(instance_pre).map_err(|e| LoadError::WorldMismatch(format!("{e:#}")))?;
-        let (info, _) = self
-            .with_instance(&pre, &Limits::default(), |store, plugin| {
-                plugin.kebab_plugin_parser().call_info(store)
-            })
-            .map_err(LoadError::Info)?;
-        let version = Version::parse(&info.version).map_err(|e| {
-            LoadError::BadInfo(format!("version `{}` is not semver: {e}", info.version))
-        })?;
-        if info.name.is_empty()
-            || !info
-                .name
-                .chars()
-                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_')
-        {
-            return Err(LoadError::BadInfo(format!(
-                "name `{}` must be lowercase letters, digits, `-` or `_`",
-                info.name
-            )));
-        }
+        let (info, version) = match self.cache.info(&wasm_hash) {
+            Some(info) => {
+                let version = super::identity::check_info(&info).map_err(LoadError::BadInfo)?;
+                (info, version)
+            }
+            None => {
+                let mut sandbox = self.sandbox(&self.info_limits);
+                let plugin = sandbox
+                    .call(async |store| pre.instantiate_async(store).await)
+                    .map_err(LoadError::Info)?;
+                let info = sandbox
+                    .call(async |store| plugin.kebab_plugin_parser().call_info(store).await)
+                    .map_err(LoadError::Info)?;
+                let version = super::identity::check_info(&info).map_err(LoadError::BadInfo)?;
+                self.cache.store_info(&wasm_hash, &info);
+                (info, version)
+            }
+        };
         Ok(LoadedPlugin {
             pre,
             info,
@@ -300,7 +417,8 @@ impl Runtime {
         })
     }
 
-    /// Parse `bytes` and chunk the result, in one fresh sandboxed instance.
+    /// Parse `bytes` and chunk the result, in one fresh sandboxed instance;
+    /// each of the two calls has the full deadline.
     pub fn parse_and_chunk(
         &self,
         plugin: &LoadedPlugin,
@@ -309,17 +427,17 @@ impl Runtime {
         bytes: &[u8],
         policy: ChunkPolicy,
     ) -> Result<CallOutput, CallError> {
-        let ((document, chunks), state) = self.with_instance(&plugin.pre, limits, |store, p| {
-            let parser = p.kebab_plugin_parser();
-            let document = match parser.call_parse(&mut *store, path, bytes)? {
-                Ok(doc) => doc,
-                Err(e) => return Ok(Err(e)),
-            };
-            store.set_epoch_deadline(deadline_ticks(limits.timeout));
-            Ok(parser
-                .call_chunk_document(&mut *store, &document, policy)?
-                .map(|chunks| (document, chunks)))
-        })?;
+        let mut sandbox = self.sandbox(limits);
+        let pre = &plugin.pre;
+        let instance = sandbox.call(async |store| pre.instantiate_async(store).await)?;
+        let parser = instance.kebab_plugin_parser();
+        let document = sandbox
+            .call(async |store| parser.call_parse(store, path, bytes).await)?
+            .map_err(CallError::Plugin)?;
+        let chunks = sandbox
+            .call(async |store| parser.call_chunk_document(store, &document, policy).await)?
+            .map_err(CallError::Plugin)?;
+        let state = sandbox.store.into_data();
         Ok(CallOutput {
             document,
             chunks,
@@ -328,16 +446,9 @@ impl Runtime {
         })
     }
 
-    /// Run `f` against a fresh instance under `limits`; classify failures.
-    fn with_instance<R>(
-        &self,
-        pre: &PluginPre<CallState>,
-        limits: &Limits,
-        f: impl FnOnce(&mut Store<CallState>, &Plugin) -> wasmtime::Result<R>,
-    ) -> Result<(R::Value, CallState), CallError>
-    where
-        R: ResultLike,
-    {
+    /// A fresh instance store under `limits`: memory cap, locked-down WASI
+    /// with stderr captured, and an epoch callback that yields every tick.
+    fn sandbox<'a>(&self, limits: &'a Limits) -> Sandbox<'a> {
         let stderr = MemoryOutputPipe::new(STDERR_CAPACITY);
         let wasi = WasiCtxBuilder::new().stderr(stderr.clone()).build();
         let mut store = Store::new(
@@ -354,43 +465,16 @@ impl Runtime {
             },
         );
         store.limiter(|s| &mut s.memory);
-        store.set_epoch_deadline(deadline_ticks(limits.timeout));
-        store.epoch_deadline_trap();
-        let outcome = pre
-            .instantiate(&mut store)
-            .and_then(|plugin| f(&mut store, &plugin));
-        match outcome {
-            Ok(value) => {
-                let value = value.into_call_result()?;
-                Ok((value, store.into_data()))
-            }
-            Err(e) => Err(classify(&e, &store, limits, &stderr)),
+        // Yield to the executor at every tick so the deadline race and the
+        // Ctrl-C watch get to run while the guest computes.
+        store.epoch_deadline_callback(|_| Ok(UpdateDeadline::Yield(1)));
+        store.set_epoch_deadline(1);
+        Sandbox {
+            store,
+            stderr,
+            limits,
+            cancel: self.cancel,
         }
-    }
-
-    fn compile(&self, wasm: &[u8], wasm_hash: &str) -> Result<Component, LoadError> {
-        let cached = self
-            .cache_dir
-            .as_ref()
-            .map(|d| d.join(format!("{}-{}.cwasm", &wasm_hash[..32], self.engine_key)));
-        if let Some(path) = cached.as_deref().filter(|p| p.is_file()) {
-            // SAFETY: the cache holds only files this runtime serialised, keyed by
-            // the component hash and the engine's compatibility hash, in the
-            // user's own cache directory.
-            match unsafe { Component::deserialize_file(&self.engine, path) } {
-                Ok(c) => return Ok(c),
-                Err(_) => {
-                    let _ = std::fs::remove_file(path);
-                }
-            }
-        }
-        let component = Component::new(&self.engine, wasm)
-            .map_err(|e| LoadError::NotAComponent(format!("{e:#}")))?;
-        if let Some(path) = cached {
-            // The cache is an optimisation: failing to write it is not an error.
-            let _ = write_cache(&path, &component);
-        }
-        Ok(component)
     }
 
     fn api_version(&self, component: &Component) -> Result<Version, LoadError> {
@@ -403,7 +487,7 @@ impl Runtime {
             .ok_or(LoadError::MissingExport)?;
         let raw = &name[PARSER_EXPORT.len()..];
         let version = Version::parse(raw).map_err(|_| LoadError::IncompatibleApi {
-            plugin: raw.to_string(),
+            plugin: bounded(raw, 64),
             host: HOST_API_VERSION.to_string(),
         })?;
         if !api_compatible(&version, &HOST_API_VERSION) {
@@ -421,30 +505,16 @@ pub fn api_compatible(plugin: &Version, host: &Version) -> bool {
     plugin.major == host.major && plugin.minor <= host.minor
 }
 
-fn deadline_ticks(timeout: Duration) -> u64 {
-    (timeout.as_millis() / EPOCH_TICK.as_millis()).max(1) as u64 + 1
-}
-
-fn write_cache(path: &Path, component: &Component) -> std::io::Result<()> {
-    let bytes = component
-        .serialize()
-        .map_err(|e| std::io::Error::other(e.to_string()))?;
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir)?;
-    }
-    let tmp = path.with_extension(format!("tmp{}", std::process::id()));
-    std::fs::write(&tmp, bytes)?;
-    std::fs::rename(&tmp, path)
-}
-
 fn classify(
     err: &wasmtime::Error,
     store: &Store<CallState>,
     limits: &Limits,
     stderr: &MemoryOutputPipe,
 ) -> CallError {
-    if err.downcast_ref::<Trap>() == Some(&Trap::Interrupt) {
-        return CallError::Timeout(limits.timeout.as_millis());
+    match err.downcast_ref::<Trap>() {
+        Some(Trap::StackOverflow) => return CallError::StackOverflow,
+        Some(Trap::Interrupt) => return CallError::Timeout(limits.timeout.as_millis()),
+        _ => {}
     }
     if store.data().memory.refused {
         return CallError::MemoryLimit(limits.memory_bytes >> 20);
@@ -456,36 +526,7 @@ fn classify(
     } else {
         panic[panic.len().saturating_sub(2)..].join(" ")
     };
-    let mut detail = detail.replace('\n', " ");
-    if detail.len() > 300 {
-        let mut cut = 300;
-        while !detail.is_char_boundary(cut) {
-            cut -= 1;
-        }
-        detail.truncate(cut);
-    }
-    CallError::Trap(detail)
-}
-
-/// Results of guest calls: either a plain value or the WIT
-/// `result<_, error>` whose error becomes [`CallError::Plugin`].
-trait ResultLike {
-    type Value;
-    fn into_call_result(self) -> Result<Self::Value, CallError>;
-}
-
-impl ResultLike for PluginInfo {
-    type Value = PluginInfo;
-    fn into_call_result(self) -> Result<PluginInfo, CallError> {
-        Ok(self)
-    }
-}
-
-impl<T> ResultLike for Result<T, PluginError> {
-    type Value = T;
-    fn into_call_result(self) -> Result<T, CallError> {
-        self.map_err(CallError::Plugin)
-    }
+    CallError::Trap(bounded(&detail.replace('\n', " "), 300))
 }
 
 #[cfg(test)]
@@ -511,9 +552,14 @@ mod tests {
             .1
     }
 
-    fn cached_files(dir: &Path) -> Vec<PathBuf> {
+    fn cached_files(dir: &std::path::Path, suffix: &str) -> Vec<PathBuf> {
         std::fs::read_dir(dir.join("components"))
-            .map(|rd| rd.flatten().map(|e| e.path()).collect())
+            .map(|rd| {
+                rd.flatten()
+                    .map(|e| e.path())
+                    .filter(|p| p.to_string_lossy().ends_with(suffix))
+                    .collect()
+            })
             .unwrap_or_default()
     }
 
@@ -523,9 +569,10 @@ mod tests {
         let runtime = Runtime::new(Some(dir.path().to_path_buf())).unwrap();
         let first = runtime.load(text_plugin()).unwrap();
         assert_eq!(first.info.name, "text");
-        let files = cached_files(dir.path());
+        let files = cached_files(dir.path(), ".cwasm");
         assert_eq!(files.len(), 1, "one precompiled component: {files:?}");
-        assert!(files[0].to_string_lossy().ends_with(".cwasm"));
+        let infos = cached_files(dir.path(), ".info.json");
+        assert_eq!(infos.len(), 1, "one cached info(): {infos:?}");
         let written = std::fs::metadata(&files[0]).unwrap().modified().unwrap();
 
         // A second runtime (a later `kebab` run) loads from the cache without rewriting it.
@@ -567,11 +614,5 @@ mod tests {
             err.to_string()
                 .starts_with("not a loadable WebAssembly component")
         );
-    }
-
-    #[test]
-    fn deadline_has_at_least_two_ticks() {
-        assert_eq!(deadline_ticks(Duration::from_millis(1)), 2);
-        assert_eq!(deadline_ticks(Duration::from_secs(1)), 101);
     }
 }

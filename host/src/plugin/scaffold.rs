@@ -107,7 +107,7 @@ pub fn scaffold(
 
 const RUST_TEMPLATE: &str = r#"//! The `{name}` kebab plugin.
 
-use kebab_plugin_sdk::text::{paragraphs, slice_lines, LineIndex};
+use kebab_plugin_sdk::text::{paragraphs, LineIndex};
 use kebab_plugin_sdk::{Block, BlockKind, Chunk, ChunkPolicy, Document, Guest, PluginError, PluginInfo, Span};
 
 struct Plugin;
@@ -144,10 +144,11 @@ impl Guest for Plugin {
 
     fn chunk_document(doc: Document, _policy: ChunkPolicy) -> Result<Vec<Chunk>, PluginError> {
         let block = &doc.blocks[0];
+        let lines = LineIndex::new(&block.text);
         Ok(paragraphs(&block.text)
             .into_iter()
             .map(|(start, end)| Chunk {
-                text: slice_lines(&block.text, start, end),
+                text: lines.slice(&block.text, start, end),
                 heading_path: vec![],
                 blocks: vec![0],
                 spans: vec![Span::lines(start, end)],

@@ -2,9 +2,14 @@
 //! block indices in range, bounded sizes. Invalid output is that file's
 //! error, never a crash and never a half-written document.
 
+use std::collections::HashMap;
+use std::hash::{Hash, Hasher};
+
 use super::{Chunk, Document, Span};
 
-/// Size bounds on what one plugin call may return.
+/// Size bounds on what one plugin call may return: every list has a count
+/// cap and every string a byte cap, so a plugin cannot make the host
+/// allocate or store without bound. Each is named in the error it causes.
 #[derive(Debug, Clone, Copy)]
 pub struct OutputLimits {
     pub max_blocks: usize,
@@ -13,20 +18,20 @@ pub struct OutputLimits {
     pub max_text_bytes: usize,
     /// Cap on all strings of the output together.
     pub max_total_bytes: usize,
+    /// Cap on every other string: title, language, heading path entries,
+    /// span symbols and languages, metadata keys.
+    pub max_field_bytes: usize,
+    /// Cap on one metadata value (frontmatter, resource lists).
+    pub max_metadata_value_bytes: usize,
+    pub max_spans_per_chunk: usize,
+    pub max_blocks_per_chunk: usize,
     pub max_heading_depth: usize,
     pub max_metadata_entries: usize,
 }
 
 impl Default for OutputLimits {
     fn default() -> Self {
-        OutputLimits {
-            max_blocks: 200_000,
-            max_chunks: 100_000,
-            max_text_bytes: 4 << 20,
-            max_total_bytes: 256 << 20,
-            max_heading_depth: 32,
-            max_metadata_entries: 1_000,
-        }
+        crate::config::PluginsConfig::default().output_limits_for("")
     }
 }
 
@@ -64,72 +69,94 @@ pub fn validate(
     limits: &OutputLimits,
 ) -> Result<(), InvalidOutput> {
     let fail = |m: String| Err(InvalidOutput(m));
-    if doc.blocks.len() > limits.max_blocks {
-        return fail(format!(
-            "{} blocks (limit {})",
-            doc.blocks.len(),
-            limits.max_blocks
-        ));
-    }
-    if chunks.len() > limits.max_chunks {
-        return fail(format!(
-            "{} chunks (limit {})",
-            chunks.len(),
-            limits.max_chunks
-        ));
-    }
-    if doc.metadata.len() > limits.max_metadata_entries {
-        return fail(format!(
-            "{} metadata entries (limit {})",
-            doc.metadata.len(),
-            limits.max_metadata_entries
-        ));
-    }
+    count("blocks", doc.blocks.len(), limits.max_blocks, "max_blocks")?;
+    count("chunks", chunks.len(), limits.max_chunks, "max_chunks")?;
+    count(
+        "metadata entries",
+        doc.metadata.len(),
+        limits.max_metadata_entries,
+        "max_metadata_entries",
+    )?;
     let mut total = 0usize;
-    let mut account = |what: &str, text: &str| -> Result<(), InvalidOutput> {
-        if text.len() > limits.max_text_bytes {
+    let mut account = |what: &str, text: &str, cap: usize, cap_name: &str| {
+        if text.len() > cap {
             return Err(InvalidOutput(format!(
-                "{what} is {} bytes (limit {})",
-                text.len(),
-                limits.max_text_bytes
+                "{what} is {} bytes (limit {cap}, {cap_name})",
+                text.len()
             )));
         }
         total += text.len();
         if total > limits.max_total_bytes {
             return Err(InvalidOutput(format!(
-                "output exceeds {} bytes in total",
+                "output exceeds {} bytes in total (max_output_mb)",
                 limits.max_total_bytes
             )));
         }
         Ok(())
     };
+    let field = limits.max_field_bytes;
+    for text in doc.title.iter().chain(doc.lang.iter()) {
+        account("title or language", text, field, "max_field_bytes")?;
+    }
     for (k, v) in &doc.metadata {
-        account("metadata entry", k)?;
-        account("metadata entry", v)?;
+        account("metadata key", k, field, "max_field_bytes")?;
+        account(
+            "metadata value",
+            v,
+            limits.max_metadata_value_bytes,
+            "max_metadata_value_kb",
+        )?;
     }
     for (i, b) in doc.blocks.iter().enumerate() {
-        account(&format!("block {i} text"), &b.text)?;
-        check_heading_path(&b.heading_path, limits)
-            .map_err(|m| InvalidOutput(format!("block {i}: {m}")))?;
-        check_span(&b.span, source).map_err(|m| InvalidOutput(format!("block {i}: {m}")))?;
+        let at = |m: String| InvalidOutput(format!("block {i}: {m}"));
+        account("text", &b.text, limits.max_text_bytes, "max_text_kb").map_err(|e| at(e.0))?;
+        for text in b.heading_path.iter().chain(b.lang.iter()) {
+            account("heading or language", text, field, "max_field_bytes").map_err(|e| at(e.0))?;
+        }
+        check_heading_path(&b.heading_path, limits).map_err(at)?;
+        check_span(&b.span, source).map_err(at)?;
+        for text in span_strings(&b.span) {
+            account("span label", text, field, "max_field_bytes").map_err(|e| at(e.0))?;
+        }
         if let Some(level) = b.level
             && !(1..=6).contains(&level)
         {
             return fail(format!("block {i}: heading level {level} outside 1–6"));
         }
     }
+    let mut seen: HashMap<u64, Vec<usize>> = HashMap::new();
     for (i, c) in chunks.iter().enumerate() {
-        account(&format!("chunk {i} text"), &c.text)?;
+        let at = |m: String| InvalidOutput(format!("chunk {i}: {m}"));
+        account("text", &c.text, limits.max_text_bytes, "max_text_kb").map_err(|e| at(e.0))?;
         if c.text.trim().is_empty() {
             return fail(format!("chunk {i} has no text"));
         }
-        check_heading_path(&c.heading_path, limits)
-            .map_err(|m| InvalidOutput(format!("chunk {i}: {m}")))?;
+        for text in &c.heading_path {
+            account("heading", text, field, "max_field_bytes").map_err(|e| at(e.0))?;
+        }
+        check_heading_path(&c.heading_path, limits).map_err(at)?;
+        count(
+            "spans",
+            c.spans.len(),
+            limits.max_spans_per_chunk,
+            "max_spans_per_chunk",
+        )
+        .map_err(|e| at(e.0))?;
+        count(
+            "blocks",
+            c.blocks.len(),
+            limits.max_blocks_per_chunk,
+            "max_blocks_per_chunk",
+        )
+        .map_err(|e| at(e.0))?;
         if c.spans.is_empty() {
             return fail(format!("chunk {i} has no source span"));
         }
         for s in &c.spans {
-            check_span(s, source).map_err(|m| InvalidOutput(format!("chunk {i}: {m}")))?;
+            check_span(s, source).map_err(at)?;
+            for text in span_strings(s) {
+                account("span label", text, field, "max_field_bytes").map_err(|e| at(e.0))?;
+            }
         }
         if let Some(bad) = c.blocks.iter().find(|&&b| b as usize >= doc.blocks.len()) {
             return fail(format!(
@@ -137,14 +164,58 @@ pub fn validate(
                 doc.blocks.len()
             ));
         }
+        // The host derives a chunk's ID from its blocks and spans: two
+        // chunks with the same of both would be one chunk twice.
+        let twins = seen.entry(provenance_hash(c)).or_default();
+        if let Some(&first) = twins
+            .iter()
+            .find(|&&j| chunks[j].blocks == c.blocks && chunks[j].spans == c.spans)
+        {
+            return fail(format!(
+                "duplicate chunk: chunk {i} has the same blocks and spans as chunk {first}"
+            ));
+        }
+        twins.push(i);
     }
     Ok(())
+}
+
+/// `what` holds `n` items against the cap `max` (config key `key`).
+fn count(what: &str, n: usize, max: usize, key: &str) -> Result<(), InvalidOutput> {
+    if n > max {
+        return Err(InvalidOutput(format!("{n} {what} (limit {max}, {key})")));
+    }
+    Ok(())
+}
+
+/// The strings a span carries (a code span's symbol and language).
+fn span_strings(span: &Span) -> impl Iterator<Item = &String> {
+    let code = match span {
+        Span::Code(c) => Some(c),
+        _ => None,
+    };
+    code.into_iter()
+        .flat_map(|c| c.symbol.iter().chain(c.lang.iter()))
+}
+
+/// A hash of what a chunk's ID is derived from (its blocks and spans).
+fn provenance_hash(chunk: &Chunk) -> u64 {
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    chunk.blocks.hash(&mut h);
+    for span in &chunk.spans {
+        match span {
+            Span::Lines(r) => (0u8, r.start, r.end).hash(&mut h),
+            Span::Page(p) => (1u8, *p).hash(&mut h),
+            Span::Code(c) => (2u8, c.start, c.end, &c.symbol, &c.lang).hash(&mut h),
+        }
+    }
+    h.finish()
 }
 
 fn check_heading_path(path: &[String], limits: &OutputLimits) -> Result<(), String> {
     if path.len() > limits.max_heading_depth {
         return Err(format!(
-            "heading path {} deep (limit {})",
+            "heading path {} deep (limit {}, max_heading_depth)",
             path.len(),
             limits.max_heading_depth
         ));
@@ -254,7 +325,11 @@ mod tests {
             ..OutputLimits::default()
         };
         let err = validate(&doc(), &[], SHAPE, &l).unwrap_err();
-        assert!(err.0.contains("block 0 text is 5 bytes"), "{err}");
+        assert!(
+            err.0
+                .contains("block 0: text is 5 bytes (limit 2, max_text_kb)"),
+            "{err}"
+        );
         let l = OutputLimits {
             max_chunks: 0,
             ..OutputLimits::default()
@@ -270,5 +345,75 @@ mod tests {
         assert!(validate(&doc(), &[c], SHAPE, &l).is_err());
         assert!(validate(&doc(), &[chunk(Span::Page(0), vec![0])], SHAPE, &l).is_err());
         assert!(validate(&doc(), &[chunk(Span::Page(2), vec![0])], SHAPE, &l).is_ok());
+    }
+
+    #[test]
+    fn twin_chunks_are_a_named_error() {
+        let l = OutputLimits::default();
+        let twins = [chunk(lines(1, 2), vec![0]), chunk(lines(1, 2), vec![0])];
+        let err = validate(&doc(), &twins, SHAPE, &l).unwrap_err();
+        assert!(
+            err.0
+                .contains("duplicate chunk: chunk 1 has the same blocks and spans as chunk 0"),
+            "{err}"
+        );
+        let distinct = [chunk(lines(1, 2), vec![0]), chunk(lines(2, 3), vec![0])];
+        assert_eq!(validate(&doc(), &distinct, SHAPE, &l), Ok(()));
+    }
+
+    #[test]
+    fn every_list_and_string_is_bounded_and_the_limit_named() {
+        let l = OutputLimits {
+            max_field_bytes: 8,
+            max_spans_per_chunk: 2,
+            max_blocks_per_chunk: 2,
+            ..OutputLimits::default()
+        };
+        let mut d = doc();
+        d.title = Some("a long title".into());
+        let err = validate(&d, &[], SHAPE, &l).unwrap_err();
+        assert!(err.0.contains("max_field_bytes"), "{err}");
+
+        let mut d = doc();
+        d.metadata = vec![("key too long".into(), "v".into())];
+        assert!(
+            validate(&d, &[], SHAPE, &l)
+                .unwrap_err()
+                .0
+                .contains("metadata key")
+        );
+        d.metadata = vec![("k".into(), "v".repeat(2 << 20))];
+        let err = validate(&d, &[], SHAPE, &l).unwrap_err();
+        assert!(err.0.contains("max_metadata_value_kb"), "{err}");
+
+        let mut c = chunk(lines(1, 1), vec![0, 0, 0]);
+        let err = validate(&doc(), &[c.clone()], SHAPE, &l).unwrap_err();
+        assert!(
+            err.0.contains("3 blocks (limit 2, max_blocks_per_chunk)"),
+            "{err}"
+        );
+        c.blocks = vec![0];
+        c.spans = vec![lines(1, 1); 3];
+        let err = validate(&doc(), &[c.clone()], SHAPE, &l).unwrap_err();
+        assert!(
+            err.0.contains("3 spans (limit 2, max_spans_per_chunk)"),
+            "{err}"
+        );
+        c.spans = vec![lines(1, 1)];
+        c.heading_path = vec!["a heading too long".into()];
+        assert!(validate(&doc(), &[c.clone()], SHAPE, &l).is_err());
+        c.heading_path = vec![];
+        c.spans = vec![Span::Code(super::super::CodeSpan {
+            start: 1,
+            end: 1,
+            symbol: Some("s".repeat(9)),
+            lang: None,
+        })];
+        assert!(
+            validate(&doc(), &[c], SHAPE, &l)
+                .unwrap_err()
+                .0
+                .contains("span label")
+        );
     }
 }

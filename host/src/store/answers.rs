@@ -101,7 +101,7 @@ impl Store {
         config_snapshot: &Value,
     ) -> Result<(), StoreError> {
         let now = time::OffsetDateTime::now_utc().unix_timestamp();
-        let tx = self.conn.transaction()?;
+        let tx = self.write_tx()?;
         let title: String = turn.question.chars().take(60).collect();
         tx.execute(
             "INSERT INTO chat_sessions (session_id, created_at, updated_at, title, config_snapshot_json)

@@ -123,7 +123,7 @@ impl Store {
     /// triggers its FTS rows) — in a single transaction, replacing whatever
     /// was stored for its workspace path.
     pub fn replace_document(&mut self, doc: &NewDocument) -> Result<WriteOutcome, StoreError> {
-        let tx = self.conn.transaction()?;
+        let tx = self.write_tx()?;
         let previous: Option<(String, String)> = tx
             .query_row(
                 "SELECT source_uri, created_at FROM documents WHERE workspace_path = ?1",
@@ -238,7 +238,7 @@ impl Store {
     /// Remove documents by workspace path, in one transaction. Returns how
     /// many existed.
     pub fn remove_documents(&mut self, paths: &[String]) -> Result<usize, StoreError> {
-        let tx = self.conn.transaction()?;
+        let tx = self.write_tx()?;
         let mut removed = 0;
         for p in paths {
             removed += delete_by_path(&tx, p)?;

@@ -95,7 +95,7 @@ impl Store {
         table: &str,
         chunk_ids: &[String],
     ) -> Result<(), StoreError> {
-        let tx = self.conn.transaction()?;
+        let tx = self.write_tx()?;
         {
             let mut stmt = tx.prepare_cached(
                 "INSERT OR REPLACE INTO embedding_records
@@ -129,7 +129,7 @@ impl Store {
         (model, version, dims): ModelKey<'_>,
         chunk_ids: &[String],
     ) -> Result<(), StoreError> {
-        let tx = self.conn.transaction()?;
+        let tx = self.write_tx()?;
         for id in chunk_ids {
             tx.execute(
                 "DELETE FROM embedding_records WHERE chunk_id = ?1 AND model_id = ?2
@@ -165,7 +165,7 @@ impl Store {
         (model, version, dims): ModelKey<'_>,
         vectors: &[(String, Vec<f32>)],
     ) -> Result<(), StoreError> {
-        let tx = self.conn.transaction()?;
+        let tx = self.write_tx()?;
         {
             let mut stmt = tx.prepare_cached(
                 "INSERT OR IGNORE INTO embedding_cache
@@ -193,7 +193,7 @@ impl Store {
     /// Store Korean morphemes (`""` = no Hangul) for chunks; the FTS row is
     /// rebuilt by the update trigger.
     pub fn set_korean_tokens(&mut self, tokens: &[(String, String)]) -> Result<(), StoreError> {
-        let tx = self.conn.transaction()?;
+        let tx = self.write_tx()?;
         for (id, t) in tokens {
             tx.execute(
                 "UPDATE chunks SET tokenized_korean_text = ?2 WHERE chunk_id = ?1",

@@ -16,7 +16,7 @@ impl Store {
         aggregate: &Value,
         results: &[(String, Value)],
     ) -> Result<(), StoreError> {
-        let tx = self.conn.transaction()?;
+        let tx = self.write_tx()?;
         tx.execute(
             "INSERT INTO eval_runs (run_id, suite, config_snapshot_json, aggregate_json, commit_hash, created_at)
              VALUES (?1, ?2, ?3, ?4, NULL, ?5)",

@@ -65,6 +65,24 @@ pub enum StoreError {
     },
 }
 
+impl StoreError {
+    /// Whether the failure concerns only the rows being written (a
+    /// constraint, a value too big for SQLite): that document's error, not
+    /// a reason to stop the run. Anything else — disk full, I/O, a corrupt
+    /// or read-only database — stops it.
+    pub fn is_per_document(&self) -> bool {
+        use rusqlite::ErrorCode::{ConstraintViolation, TooBig, TypeMismatch};
+        match self {
+            StoreError::PathConflict { .. } => true,
+            StoreError::Sqlite(rusqlite::Error::SqliteFailure(e, _)) => {
+                matches!(e.code, ConstraintViolation | TooBig | TypeMismatch)
+            }
+            StoreError::Sqlite(rusqlite::Error::ToSqlConversionFailure(_)) => true,
+            _ => false,
+        }
+    }
+}
+
 /// An open index.
 pub struct Store {
     conn: Connection,
@@ -85,6 +103,26 @@ fn parse_json<T: serde::de::DeserializeOwned + Default>(text: &str) -> T {
     serde_json::from_str(text).unwrap_or_default()
 }
 
+/// The schema version recorded in `conn` (0 for a new database).
+fn schema_version_of(conn: &Connection) -> Result<u32, StoreError> {
+    let has_meta: bool = conn.query_row(
+        "SELECT count(*) > 0 FROM sqlite_master WHERE type = 'table' AND name = 'schema_meta'",
+        [],
+        |r| r.get(0),
+    )?;
+    if !has_meta {
+        return Ok(0);
+    }
+    let v: Option<String> = conn
+        .query_row(
+            "SELECT value FROM schema_meta WHERE key = 'schema_version'",
+            [],
+            |r| r.get(0),
+        )
+        .optional()?;
+    Ok(v.and_then(|s| s.parse().ok()).unwrap_or(0))
+}
+
 impl Store {
     /// Open (creating if needed) the database at `path` and migrate it.
     pub fn open(path: &Path) -> Result<Store, StoreError> {
@@ -100,36 +138,31 @@ impl Store {
 
     /// The schema version in force.
     pub fn schema_version(&self) -> Result<u32, StoreError> {
-        let has_meta: bool = self.conn.query_row(
-            "SELECT count(*) > 0 FROM sqlite_master WHERE type = 'table' AND name = 'schema_meta'",
-            [],
-            |r| r.get(0),
-        )?;
-        if !has_meta {
-            return Ok(0);
-        }
-        let v: Option<String> = self
+        schema_version_of(&self.conn)
+    }
+
+    /// A write transaction holding SQLite's write lock from its first
+    /// statement (`BEGIN IMMEDIATE`), so waiting for another process's
+    /// write goes through the busy timeout. A deferred transaction that
+    /// reads and then writes fails at once with "database is locked" when
+    /// another writer got in between: SQLite bypasses the busy handler there
+    /// because waiting could deadlock.
+    pub(crate) fn write_tx(&mut self) -> Result<rusqlite::Transaction<'_>, StoreError> {
+        Ok(self
             .conn
-            .query_row(
-                "SELECT value FROM schema_meta WHERE key = 'schema_version'",
-                [],
-                |r| r.get(0),
-            )
-            .optional()?;
-        Ok(v.and_then(|s| s.parse().ok()).unwrap_or(0))
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?)
     }
 
     fn migrate(&mut self) -> Result<(), StoreError> {
-        let current = self.schema_version()?;
         let supported = MIGRATIONS.last().map(|m| m.0).unwrap_or(0);
-        if current > supported {
-            return Err(StoreError::TooNew {
-                found: current,
-                supported,
-            });
+        if self.schema_version()? >= supported {
+            return self.check_not_newer(supported);
         }
+        // Re-read the version under the write lock: two processes opening a
+        // new index at once must not both apply the same migration.
+        let tx = self.write_tx()?;
+        let current = schema_version_of(&tx)?;
         for &(id, name, sql) in MIGRATIONS.iter().filter(|m| m.0 > current) {
-            let tx = self.conn.transaction()?;
             let wrap = |source| StoreError::Migration { name, source };
             tx.execute_batch(sql).map_err(wrap)?;
             tx.execute(
@@ -143,7 +176,15 @@ impl Store {
                 params![id.to_string()],
             )
             .map_err(wrap)?;
-            tx.commit()?;
+        }
+        tx.commit()?;
+        Ok(())
+    }
+
+    fn check_not_newer(&self, supported: u32) -> Result<(), StoreError> {
+        let found = self.schema_version()?;
+        if found > supported {
+            return Err(StoreError::TooNew { found, supported });
         }
         Ok(())
     }

@@ -1,6 +1,6 @@
 //! Syntax tree → item, container and glue pieces → blocks and chunks.
 
-use kebab_plugin_sdk::text::slice_lines;
+use kebab_plugin_sdk::text::LineIndex;
 use kebab_plugin_sdk::{Block, BlockKind, Chunk, CodeSpan, Document, PluginError, Span};
 use tree_sitter::{Node, Parser};
 
@@ -35,12 +35,13 @@ pub fn parse(path: &str, bytes: &[u8]) -> Result<Document, PluginError> {
             lang.chunker_version(),
         )
     };
+    let lines = LineIndex::new(text);
     let blocks = pieces
         .into_iter()
         .map(|p| Block {
             kind: BlockKind::Code,
             heading_path: p.symbol.iter().cloned().collect(),
-            text: slice_lines(text, p.start, p.end),
+            text: lines.slice(text, p.start, p.end),
             span: Span::Code(CodeSpan {
                 start: p.start,
                 end: p.end,
@@ -69,10 +70,11 @@ pub fn chunk(doc: &Document) -> Vec<Chunk> {
         let Span::Code(span) = &block.span else {
             continue;
         };
+        let lines = LineIndex::new(&block.text);
         let mut start = span.start;
         while start <= span.end {
             let end = (start + MAX_CHUNK_LINES - 1).min(span.end);
-            let text = slice_lines(&block.text, start - span.start + 1, end - span.start + 1);
+            let text = lines.slice(&block.text, start - span.start + 1, end - span.start + 1);
             if !text.trim().is_empty() {
                 out.push(Chunk {
                     text,

@@ -2,7 +2,7 @@
 //! Dockerfiles (one chunk per build stage) and build manifests (one chunk
 //! per file), labelled with their language.
 
-use kebab_plugin_sdk::text::slice_lines;
+use kebab_plugin_sdk::text::LineIndex;
 
 use crate::items::Piece;
 
@@ -114,9 +114,10 @@ impl Tier2 {
                 }
             }
         };
+        let index = LineIndex::new(text);
         pieces
             .into_iter()
-            .filter(|p| !slice_lines(text, p.start, p.end).trim().is_empty())
+            .filter(|p| !index.slice(text, p.start, p.end).trim().is_empty())
             .collect()
     }
 }

@@ -5,8 +5,14 @@
 //! than 80 lines is cut into 80-line windows overlapping by 20 lines. The
 //! language label comes from the file name, so a Rust or YAML file that falls
 //! back here keeps its label.
+//!
+//! Any text file up to the host's size cap is indexed, in time linear in its
+//! size: the parse cuts it into blocks of at most [`BLOCK_BYTES`] (at a blank
+//! line when one comes after half of that, else at a line end; a single
+//! longer line is cut at character boundaries into blocks citing that line),
+//! and chunks are sliced through a line index, never by rescanning the text.
 
-use kebab_plugin_sdk::text::{LineIndex, line_windows, paragraphs, slice_lines};
+use kebab_plugin_sdk::text::{LineIndex, line_windows, paragraphs};
 use kebab_plugin_sdk::{
     Block, BlockKind, Chunk, ChunkPolicy, CodeSpan, Document, Guest, PluginError, PluginInfo, Span,
 };
@@ -15,6 +21,8 @@ use kebab_plugin_sdk::{
 pub const WINDOW_LINES: u32 = 80;
 /// Lines shared by consecutive windows.
 pub const WINDOW_OVERLAP: u32 = 20;
+/// Largest block the parse makes (well under the host's per-text cap).
+pub const BLOCK_BYTES: usize = 1 << 20;
 /// The chunker label stored with every chunk this plugin makes.
 pub const CHUNKER_VERSION: &str = "code-text-paragraph-v1";
 
@@ -76,32 +84,78 @@ pub fn lang_label(path: &str) -> Option<&'static str> {
     })
 }
 
-/// Parse any UTF-8 file into a single block holding the whole text.
+/// Parse any UTF-8 file into blocks of at most [`BLOCK_BYTES`].
 pub fn parse(path: &str, bytes: &[u8]) -> Result<Document, PluginError> {
     let text = kebab_plugin_sdk::utf8(bytes)?;
     let lang = lang_label(path);
-    let mut blocks = Vec::new();
-    if !text.trim().is_empty() {
-        let lines = LineIndex::new(text).line_count();
-        blocks.push(Block {
-            kind: if lang.is_some() {
-                BlockKind::Code
-            } else {
-                BlockKind::Paragraph
-            },
-            heading_path: Vec::new(),
-            span: Span::lines(1, lines),
-            text: text.to_string(),
-            level: None,
-            lang: lang.map(String::from),
-        });
-    }
+    let kind = if lang.is_some() {
+        BlockKind::Code
+    } else {
+        BlockKind::Paragraph
+    };
+    let blocks = if text.trim().is_empty() {
+        Vec::new()
+    } else {
+        block_ranges(text)
+            .into_iter()
+            .map(|(first, last, piece)| Block {
+                kind,
+                heading_path: Vec::new(),
+                span: Span::lines(first, last),
+                text: piece.to_string(),
+                level: None,
+                lang: lang.map(String::from),
+            })
+            .collect()
+    };
     Ok(Document {
         title: None,
         lang: None,
         blocks,
         metadata: Vec::new(),
     })
+}
+
+/// `(first line, last line, text)` of each block, in order, covering `text`.
+fn block_ranges(text: &str) -> Vec<(u32, u32, &str)> {
+    let mut out = Vec::new();
+    // The block being built: its first line and byte offset.
+    let mut open: Option<(u32, usize)> = None;
+    let mut offset = 0;
+    let mut n = 0u32;
+    for line in text.split_inclusive('\n') {
+        n += 1;
+        if line.len() > BLOCK_BYTES {
+            if let Some((first, from)) = open.take() {
+                out.push((first, n - 1, &text[from..offset]));
+            }
+            let mut rest = line;
+            while !rest.is_empty() {
+                let mut cut = rest.len().min(BLOCK_BYTES);
+                while !rest.is_char_boundary(cut) {
+                    cut -= 1;
+                }
+                out.push((n, n, &rest[..cut]));
+                rest = &rest[cut..];
+            }
+        } else {
+            let (first, from) = *open.get_or_insert((n, offset));
+            let size = offset - from;
+            let full = size + line.len() > BLOCK_BYTES;
+            let at_break = size >= BLOCK_BYTES / 2 && line.trim().is_empty();
+            if full || at_break {
+                out.push((first, n - 1, &text[from..offset]));
+                open = Some((n, offset));
+            }
+        }
+        offset += line.len();
+    }
+    if let Some((first, from)) = open {
+        out.push((first, n, &text[from..]));
+    }
+    // A block of blank lines only gives no chunks but keeps coverage simple.
+    out.retain(|(first, last, piece)| first <= last && !piece.is_empty());
+    out
 }
 
 /// Split every block of `doc` into paragraphs and windows.
@@ -112,6 +166,7 @@ pub fn chunk(doc: &Document) -> Vec<Chunk> {
             continue;
         };
         let offset = first_line - 1;
+        let lines = LineIndex::new(&block.text);
         for (p_start, p_end) in paragraphs(&block.text) {
             for (w_start, w_end) in line_windows(p_start, p_end, WINDOW_LINES, WINDOW_OVERLAP) {
                 let (start, end) = (w_start + offset, w_end + offset);
@@ -125,7 +180,7 @@ pub fn chunk(doc: &Document) -> Vec<Chunk> {
                     _ => Span::lines(start, end),
                 };
                 out.push(Chunk {
-                    text: slice_lines(&block.text, w_start, w_end),
+                    text: lines.slice(&block.text, w_start, w_end),
                     heading_path: block.heading_path.clone(),
                     blocks: vec![index as u32],
                     spans: vec![span],
@@ -186,6 +241,49 @@ mod tests {
             Span::Code(c) => assert_eq!(c.lang.as_deref(), Some("yaml")),
             other => panic!("expected a code span, got {other:?}"),
         }
+    }
+
+    #[test]
+    fn big_files_are_cut_into_bounded_blocks_that_cover_every_line() {
+        let line = "2026-11-23T10:00:00Z INFO request served in 12 ms\n";
+        let mut src = String::new();
+        for i in 0..100_000 {
+            src.push_str(line);
+            if i % 7 == 0 {
+                src.push('\n');
+            }
+        }
+        let doc = parse("big.log", src.as_bytes()).unwrap();
+        assert!(doc.blocks.len() > 4, "{} blocks", doc.blocks.len());
+        let mut next = 1;
+        for b in &doc.blocks {
+            assert!(b.text.len() <= BLOCK_BYTES);
+            let (first, last) = b.span.line_bounds().unwrap();
+            assert_eq!(first, next, "blocks are contiguous");
+            next = last + 1;
+        }
+        assert_eq!(next - 1, LineIndex::new(&src).line_count());
+        let chunks = chunk(&doc);
+        assert!(chunks.iter().all(|c| c.text.len() < BLOCK_BYTES));
+        assert!(chunks.last().unwrap().text.ends_with("12 ms"));
+    }
+
+    #[test]
+    fn a_line_longer_than_a_block_is_cut_into_blocks_citing_it() {
+        let src = format!("head\n{}\ntail\n", "é".repeat(BLOCK_BYTES));
+        let doc = parse("one.txt", src.as_bytes()).unwrap();
+        let spans: Vec<(u32, u32)> = doc
+            .blocks
+            .iter()
+            .map(|b| b.span.line_bounds().unwrap())
+            .collect();
+        assert_eq!(spans, vec![(1, 1), (2, 2), (2, 2), (2, 2), (3, 3)]);
+        let joined: String = doc.blocks.iter().map(|b| b.text.as_str()).collect();
+        assert_eq!(joined, src);
+        let chunks = chunk(&doc);
+        let blocks: Vec<Vec<u32>> = chunks.iter().map(|c| c.blocks.clone()).collect();
+        // The third piece of line 2 is its line break alone: no chunk.
+        assert_eq!(blocks, vec![vec![0], vec![1], vec![2], vec![4]]);
     }
 
     #[test]

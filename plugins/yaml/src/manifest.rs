@@ -1,9 +1,14 @@
 //! Splitting a YAML file into Kubernetes resources with exact line spans.
 
-use kebab_plugin_sdk::text::slice_lines;
+use kebab_plugin_sdk::text::LineIndex;
 use kebab_plugin_sdk::{Block, BlockKind, Chunk, CodeSpan, Document, PluginError, Span};
 use serde_json::{Value, json};
 use yaml_rust2::{Yaml, YamlLoader};
+
+/// Resources listed in the document's `k8s_resources` metadata; a file
+/// with more (a 30 000-resource dump) lists the first ones, and every
+/// resource still has its own chunk and symbol.
+const MAX_LISTED_RESOURCES: usize = 1000;
 
 /// One resource found in the file.
 #[derive(Debug, Clone, PartialEq)]
@@ -36,17 +41,19 @@ pub fn parse(bytes: &[u8]) -> Result<Document, PluginError> {
             resources
                 .iter()
                 .filter(|r| r.symbol.is_some())
+                .take(MAX_LISTED_RESOURCES)
                 .map(|r| json!({ "symbol": r.symbol, "labels": r.labels, "annotations": r.annotations }))
                 .collect(),
         )
         .to_string(),
     )];
+    let lines = LineIndex::new(text);
     let blocks = resources
         .into_iter()
         .map(|r| Block {
             kind: BlockKind::Code,
             heading_path: r.symbol.iter().cloned().collect(),
-            text: slice_lines(text, r.start, r.end),
+            text: lines.slice(text, r.start, r.end),
             span: Span::Code(CodeSpan {
                 start: r.start,
                 end: r.end,

@@ -1,0 +1,157 @@
+//! One writer per index: the lock an ingest or re-index holds on
+//! `<data_dir>/writer.lock` for its whole run.
+//!
+//! SQLite alone serialises single transactions, not runs: two ingests
+//! interleaving their documents and their vector passes would each
+//! reconcile LanceDB against a SQLite the other is still changing. So a
+//! writer takes this advisory file lock (`flock`) first; a second writer
+//! waits its turn, told which process it waits for. Readers (search, ask,
+//! fetch) never take it. The OS drops the lock when the holder exits, even
+//! by `kill -9`, so a crash never leaves a stale lock behind.
+
+use std::fs::{File, OpenOptions, TryLockError};
+use std::io::{Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+/// How often a waiting writer retries.
+const RETRY: Duration = Duration::from_millis(100);
+
+/// Failures taking the writer lock.
+#[derive(Debug, thiserror::Error)]
+pub enum LockError {
+    #[error("cannot open the writer lock {path}: {source}")]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    /// Ctrl-C while waiting for the other writer.
+    #[error("interrupted while waiting for another writer to finish")]
+    Interrupted,
+}
+
+/// The held lock; released when dropped.
+#[derive(Debug)]
+pub struct WriterLock {
+    _file: File,
+}
+
+/// Who holds the lock, as the holder wrote it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Holder {
+    pub pid: Option<u32>,
+    pub what: String,
+}
+
+impl std::fmt::Display for Holder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.pid {
+            Some(pid) => write!(f, "{} (pid {pid})", self.what),
+            None => write!(f, "another kebab process"),
+        }
+    }
+}
+
+impl WriterLock {
+    /// Take the writer lock of `data_dir` for `what` (`"kebab ingest"`…),
+    /// waiting while another process holds it: `on_wait` is told once who
+    /// holds it. Returns early when `cancel` is raised.
+    pub fn acquire(
+        data_dir: &Path,
+        what: &str,
+        cancel: &AtomicBool,
+        on_wait: &mut dyn FnMut(&Holder),
+    ) -> Result<WriterLock, LockError> {
+        let path = data_dir.join("writer.lock");
+        let io = |source| LockError::Io {
+            path: path.clone(),
+            source,
+        };
+        let mut file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&path)
+            .map_err(io)?;
+        let mut told = false;
+        loop {
+            match file.try_lock() {
+                Ok(()) => break,
+                Err(TryLockError::WouldBlock) => {
+                    if !told {
+                        on_wait(&read_holder(&mut file));
+                        told = true;
+                    }
+                    if cancel.load(Ordering::Relaxed) {
+                        return Err(LockError::Interrupted);
+                    }
+                    std::thread::sleep(RETRY);
+                }
+                Err(TryLockError::Error(e)) => return Err(io(e)),
+            }
+        }
+        file.set_len(0).map_err(io)?;
+        file.seek(SeekFrom::Start(0)).map_err(io)?;
+        writeln!(file, "{}\n{what}", std::process::id()).map_err(io)?;
+        file.flush().map_err(io)?;
+        Ok(WriterLock { _file: file })
+    }
+}
+
+fn read_holder(file: &mut File) -> Holder {
+    let mut text = String::new();
+    let _ = file.seek(SeekFrom::Start(0));
+    let _ = file.take(4096).read_to_string(&mut text);
+    let mut lines = text.lines();
+    Holder {
+        pid: lines.next().and_then(|l| l.trim().parse().ok()),
+        what: lines.next().unwrap_or("kebab").trim().to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_second_writer_waits_and_is_told_who_holds_the_lock() {
+        let dir = tempfile::tempdir().unwrap();
+        let never = AtomicBool::new(false);
+        let first = WriterLock::acquire(dir.path(), "kebab ingest", &never, &mut |_| {
+            panic!("nobody holds it yet")
+        })
+        .unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        let data = dir.path().to_path_buf();
+        let waiter = std::thread::spawn(move || {
+            let never = AtomicBool::new(false);
+            let mut seen = None;
+            let lock = WriterLock::acquire(&data, "kebab reindex", &never, &mut |h| {
+                seen = Some(h.clone());
+                tx.send(()).unwrap();
+            })
+            .unwrap();
+            (lock, seen)
+        });
+        rx.recv_timeout(Duration::from_secs(5))
+            .expect("the second writer reports that it waits");
+        drop(first);
+        let (_lock, seen) = waiter.join().unwrap();
+        let holder = seen.unwrap();
+        assert_eq!(holder.pid, Some(std::process::id()));
+        assert_eq!(holder.what, "kebab ingest");
+        assert!(holder.to_string().contains("pid"));
+    }
+
+    #[test]
+    fn waiting_stops_on_cancel() {
+        let dir = tempfile::tempdir().unwrap();
+        let never = AtomicBool::new(false);
+        let _held = WriterLock::acquire(dir.path(), "a", &never, &mut |_| {}).unwrap();
+        let cancel = AtomicBool::new(true);
+        let err = WriterLock::acquire(dir.path(), "b", &cancel, &mut |_| {}).unwrap_err();
+        assert!(matches!(err, LockError::Interrupted));
+    }
+}

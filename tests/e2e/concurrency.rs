@@ -1,0 +1,124 @@
+//! Two processes, one index: a second writer waits its turn and says for
+//! whom; searches (vector channel included) keep working during an ingest;
+//! `kill -9` in the embedding phase leaves SQLite and LanceDB reconcilable.
+
+use std::io::{BufRead, BufReader};
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use crate::support::{Kb, embedding_config, vector_counts};
+
+/// `n` notes of a few paragraphs each under `dir`.
+fn corpus(dir: &std::path::Path, n: usize, tag: &str) {
+    std::fs::create_dir_all(dir).unwrap();
+    for i in 0..n {
+        let body: String = (0..6)
+            .map(|p| {
+                format!(
+                    "## Part {p}\n\nNote {i} of the {tag} set, part {p}: distinct words {tag}{i}x{p} \
+                     about gardens, rivers, engines and the weather on day {i}.\n\n"
+                )
+            })
+            .collect();
+        std::fs::write(
+            dir.join(format!("{tag}-{i:04}.md")),
+            format!("# {tag} {i}\n\n{body}"),
+        )
+        .unwrap();
+    }
+}
+
+#[test]
+fn a_second_ingest_waits_for_the_first_and_says_whom_it_waits_for() {
+    let kb = Kb::with_config("[models.embedding]\nmodel = \"\"\n");
+    let docs = kb.dir.path().join("docs");
+    corpus(&docs, 600, "alpha");
+    let spawn = || {
+        kb.cmd(&["ingest", docs.to_str().unwrap()])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let first = spawn();
+    std::thread::sleep(Duration::from_millis(150));
+    let second = spawn();
+    let (a, b) = (
+        first.wait_with_output().unwrap(),
+        second.wait_with_output().unwrap(),
+    );
+    assert_eq!(a.status.code(), Some(0), "{a:?}");
+    assert_eq!(b.status.code(), Some(0), "{b:?}");
+    let waited: Vec<String> = [&a, &b]
+        .iter()
+        .map(|o| String::from_utf8_lossy(&o.stderr).into_owned())
+        .filter(|e| e.contains("waiting: kebab ingest (pid "))
+        .collect();
+    assert_eq!(waited.len(), 1, "exactly one run waited: {waited:?}");
+    let outs: Vec<String> = [&a, &b]
+        .iter()
+        .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+        .collect();
+    assert!(
+        outs.iter().any(|o| o.contains("· 600 new")) && outs.iter().any(|o| o.contains("· 0 new")),
+        "one run indexed everything, the other found it unchanged: {outs:?}"
+    );
+    assert!(
+        !outs
+            .iter()
+            .chain(waited.iter())
+            .any(|o| o.contains("locked"))
+    );
+}
+
+#[test]
+fn searches_work_during_an_ingest_and_kill_9_while_embedding_is_reconciled() {
+    let kb = Kb::with_config(&embedding_config());
+    let first = kb.dir.path().join("first");
+    corpus(&first, 5, "beta");
+    kb.ingest(&first);
+
+    let big = kb.dir.path().join("big");
+    corpus(&big, 120, "gamma");
+    let mut child = kb
+        .cmd(&["--json", "ingest", big.to_str().unwrap()])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    // Wait for the embedding phase, searching all along.
+    let mut searches = 0;
+    let started = Instant::now();
+    loop {
+        let line = lines.next().expect("progress").unwrap();
+        if searches < 3 || line.contains("\"embedded\"") {
+            let (resp, code) = kb.json(&["search", "beta3x2", "--mode", "hybrid"]);
+            assert_eq!(code, 0, "search during ingest: {resp}");
+            assert_eq!(resp["hits"][0]["doc_path"], "beta-0003.md", "{resp}");
+            searches += 1;
+        }
+        if line.contains("\"embedded\"") {
+            break;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(300),
+            "no embedding phase"
+        );
+    }
+    child.kill().unwrap(); // SIGKILL in the middle of the vector pass
+    child.wait().unwrap();
+    assert!(searches >= 4);
+
+    let report = kb.ingest(&big);
+    assert_eq!(report["errors"], 0, "{report}");
+    let (chunks, records, rows, same) = vector_counts(&kb);
+    assert_eq!(
+        (records, rows, same),
+        (chunks, chunks, true),
+        "chunks = embedding records = LanceDB rows after the crash"
+    );
+    let (resp, code) = kb.json(&["search", "gamma77x4", "--mode", "hybrid"]);
+    assert_eq!(code, 0, "{resp}");
+    assert_eq!(resp["hits"][0]["doc_path"], "gamma-0077.md", "{resp}");
+}
