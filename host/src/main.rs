@@ -249,11 +249,13 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let json = cli.json;
     match run(cli) {
-        Ok(_) | Err(_) if kebab::interrupt::requested() => {
+        Ok(code) => ExitCode::from(code),
+        // A command that failed because Ctrl-C stopped it (a plugin call,
+        // waiting for the writer lock) exits as interrupted.
+        Err(_) if kebab::interrupt::requested() => {
             eprintln!("interrupted");
             ExitCode::from(kebab::interrupt::EXIT_INTERRUPTED)
         }
-        Ok(code) => ExitCode::from(code),
         Err(err) => {
             report_error(&err, json);
             ExitCode::from(EXIT_ERROR)

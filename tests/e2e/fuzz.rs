@@ -256,6 +256,14 @@ fn mutated_inputs_for_every_plugin_never_break_the_host() {
     // Per plugin, most mutated inputs are still indexed (by the plugin or
     // its text fallback): the run really exercised the parsers.
     let new = items.iter().filter(|i| i["kind"] == "new").count();
+    let count = |k: &str| items.iter().filter(|i| i["kind"] == k).count();
+    let fallbacks = items.iter().filter(|i| i["fallback"].is_string()).count();
+    eprintln!(
+        "fuzz: {} inputs: {new} indexed ({fallbacks} by the text fallback), {} skipped, {} errors",
+        written.len(),
+        count("skipped"),
+        count("error")
+    );
     assert!(
         new > written.len() / 2,
         "{new} of {} indexed",

@@ -133,7 +133,7 @@ fn a_hundred_megabyte_answer_is_refused_not_stored() {
     let it = item(&report, "big.hostile");
     let fallback = it["fallback"].as_str().unwrap();
     assert!(
-        fallback.contains("chunk 0 text is 104857600 bytes (limit 4194304)"),
+        fallback.contains("chunk 0: text is 104857600 bytes (limit 4194304, max_text_kb)"),
         "{fallback}"
     );
     let (docs, _) = kb.json(&["list", "docs"]);
@@ -163,7 +163,7 @@ fn output_limits_are_configurable_per_plugin() {
         hostile["fallback"]
             .as_str()
             .unwrap()
-            .contains("1 chunks (limit 0)"),
+            .contains("1 chunks (limit 0, max_chunks)"),
         "{hostile}"
     );
     assert_eq!(
