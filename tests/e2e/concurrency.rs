@@ -6,6 +6,7 @@ use std::io::{BufRead, BufReader};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
+use crate::llm_server::{LlmServer, Script, Wire, tokens};
 use crate::support::{Kb, embedding_config, vector_counts};
 
 /// `n` notes of a few paragraphs each under `dir`.
@@ -72,8 +73,12 @@ fn a_second_ingest_waits_for_the_first_and_says_whom_it_waits_for() {
 }
 
 #[test]
-fn searches_work_during_an_ingest_and_kill_9_while_embedding_is_reconciled() {
-    let kb = Kb::with_config(&embedding_config());
+fn searches_and_asks_work_during_an_ingest_and_kill_9_while_embedding_is_reconciled() {
+    let server = LlmServer::start(
+        Wire::OpenAi,
+        Script::Answer(tokens("Part 2 of note 3 names beta3x2 [#1].")),
+    );
+    let kb = Kb::with_config(&format!("{}{}", embedding_config(), server.config(30)));
     let first = kb.dir.path().join("first");
     corpus(&first, 5, "beta");
     kb.ingest(&first);
@@ -97,6 +102,15 @@ fn searches_work_during_an_ingest_and_kill_9_while_embedding_is_reconciled() {
             assert_eq!(code, 0, "search during ingest: {resp}");
             assert_eq!(resp["hits"][0]["doc_path"], "beta-0003.md", "{resp}");
             searches += 1;
+            if searches == 2 {
+                let (answer, code) = kb.json(&[
+                    "ask",
+                    "Which note of the beta set names beta3x2 and gardens?",
+                ]);
+                assert_eq!(answer["schema_version"], "answer.v1", "{answer}");
+                assert_eq!(code, 0, "ask during ingest: {answer}");
+                assert_eq!(answer["grounded"], true, "{answer}");
+            }
         }
         if line.contains("\"embedded\"") {
             break;

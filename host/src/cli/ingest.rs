@@ -24,13 +24,7 @@ pub(crate) fn ingest(
             on_progress,
         )
     })?;
-    Ok(if report.aborted {
-        kebab::interrupt::EXIT_INTERRUPTED
-    } else if strict && report.has_bad_input() {
-        EXIT_ERROR
-    } else {
-        EXIT_OK
-    })
+    Ok(exit_code(&report, strict))
 }
 
 /// `kebab reindex --plugin NAME`.
@@ -50,11 +44,18 @@ pub(crate) fn reindex(app: &mut App, plugin: &str, json: bool) -> Result<u8> {
             on_progress,
         )
     })?;
-    Ok(if report.aborted {
+    Ok(exit_code(&report, false))
+}
+
+/// 130 for a run Ctrl-C stopped; with `strict`, 2 when anything was bad input.
+fn exit_code(report: &IngestReport, strict: bool) -> u8 {
+    if report.aborted {
         kebab::interrupt::EXIT_INTERRUPTED
+    } else if strict && report.has_bad_input() {
+        EXIT_ERROR
     } else {
         EXIT_OK
-    })
+    }
 }
 
 /// Run an ingest-like job with Ctrl-C handled (the file in flight stops,
