@@ -9,6 +9,16 @@ source scripts/setup.sh
 export KEBAB_EXAMPLE_PLUGINS="$CARGO_TARGET_DIR/example-plugins"
 bash scripts/build-example-plugins.sh "$KEBAB_EXAMPLE_PLUGINS"
 
+# The MCP end-to-end tests drive `kebab mcp` with the official MCP Python
+# SDK, a real client: install it when it does not import.
+if ! python3 -c 'import mcp.client.stdio' >/dev/null 2>&1; then
+    echo "test: installing the MCP Python SDK (PyPI: mcp)" >&2
+    python3 -m pip install --quiet --disable-pip-version-check 'mcp>=2.3,<3' >&2 ||
+        python3 -m pip install --quiet --disable-pip-version-check --break-system-packages 'mcp>=2.3,<3' >&2
+    python3 -c 'import mcp.client.stdio' ||
+        { echo "error: the MCP Python SDK does not import after installing it" >&2; exit 2; }
+fi
+
 cargo fmt --all --check
 cargo clippy --workspace --all-targets -- -D warnings
 cargo test --workspace

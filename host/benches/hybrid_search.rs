@@ -220,7 +220,7 @@ fn hybrid_latency(embedder: &Embedder, n: usize, rng: &mut Rng) {
             mode: Mode::Hybrid,
             filter: &filter,
             snippet_chars: 220,
-            rrf_k: 60,
+            fusion: Config::default().search.fusion(),
             candidates: 100,
             korean: None,
         };

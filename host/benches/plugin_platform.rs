@@ -6,7 +6,7 @@
 //! (with `KEBAB_EXAMPLE_PLUGINS=<dir>` holding csv.wasm and ipynb.wasm from
 //! `scripts/build-example-plugins.sh`, those are installed too).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
@@ -32,8 +32,8 @@ fn main() {
     let wasm_dir = Path::new(env!("KEBAB_WASM_DIR"));
     // Installed copies of the pdf and yaml components override the built-ins.
     let mut components = vec![
-        wasm_dir.join("kebab_test_plugin_hostile.wasm"),
-        Path::new(env!("KEBAB_TEST_WASM_DIR")).join("kebab_test_plugin_markdown_next.wasm"),
+        PathBuf::from(kebab_test_artifacts::HOSTILE_WASM),
+        PathBuf::from(kebab_test_artifacts::MARKDOWN_NEXT_WASM),
         wasm_dir.join("kebab_plugin_pdf.wasm"),
         wasm_dir.join("kebab_plugin_yaml.wasm"),
     ];

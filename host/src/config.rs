@@ -27,9 +27,11 @@ pub enum ConfigError {
     },
 }
 
-/// The whole configuration file.
+/// The whole configuration file. Keys kebab does not know (the design's
+/// `[storage] sqlite`, a future option, a typo) are accepted and named in
+/// [`Config::warnings`], never fatal.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-#[serde(default, deny_unknown_fields)]
+#[serde(default)]
 pub struct Config {
     /// Config schema version; always 1 for now.
     pub schema_version: u32,
@@ -41,11 +43,14 @@ pub struct Config {
     pub plugins: PluginsConfig,
     pub models: ModelsConfig,
     pub rag: RagConfig,
+    /// What loading the file noticed: keys kebab ignores.
+    #[serde(skip)]
+    pub warnings: Vec<String>,
 }
 
 /// `[models]`: the models kebab talks to.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
-#[serde(default, deny_unknown_fields)]
+#[serde(default)]
 pub struct ModelsConfig {
     /// `[models.llm]`: the chat model behind `kebab ask`.
     pub llm: crate::llm::LlmConfig,
@@ -57,7 +62,7 @@ pub struct ModelsConfig {
 
 /// `[models.korean]`.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
-#[serde(default, deny_unknown_fields)]
+#[serde(default)]
 pub struct KoreanConfig {
     /// Built lindera ko-dic directory; default: `models/ko-dic` under the
     /// data directory, then under the user cache (`kebab models
@@ -67,7 +72,7 @@ pub struct KoreanConfig {
 
 /// `[rag]`: how `kebab ask` retrieves, gates and packs evidence.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-#[serde(default, deny_unknown_fields)]
+#[serde(default)]
 pub struct RagConfig {
     /// Prompt template; only `rag-v3` exists in this version.
     pub prompt_template_version: String,
@@ -92,7 +97,7 @@ impl Default for RagConfig {
 
 /// `[workspace]`: what `kebab ingest` walks.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
-#[serde(default, deny_unknown_fields)]
+#[serde(default)]
 pub struct WorkspaceConfig {
     /// Workspace root; stored paths are relative to it when an ingested path
     /// lies inside it, else relative to the ingested directory.
@@ -103,7 +108,7 @@ pub struct WorkspaceConfig {
 
 /// `[storage]`: where the index lives.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
-#[serde(default, deny_unknown_fields)]
+#[serde(default)]
 pub struct StorageConfig {
     /// Data directory (SQLite file, installed plugins). Default:
     /// `$XDG_DATA_HOME/kebab`.
@@ -112,7 +117,7 @@ pub struct StorageConfig {
 
 /// `[indexing]`: ingest behaviour.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-#[serde(default, deny_unknown_fields)]
+#[serde(default)]
 pub struct IndexingConfig {
     /// Files parsed at the same time.
     pub max_parallel_extractors: usize,
@@ -122,7 +127,7 @@ pub struct IndexingConfig {
 
 /// `[chunking]`: the policy handed to every chunker.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-#[serde(default, deny_unknown_fields)]
+#[serde(default)]
 pub struct ChunkingConfig {
     pub target_tokens: u32,
     pub overlap_tokens: u32,
@@ -130,12 +135,18 @@ pub struct ChunkingConfig {
 
 /// `[search]`: result shaping.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-#[serde(default, deny_unknown_fields)]
+#[serde(default)]
 pub struct SearchConfig {
     pub default_k: usize,
     pub snippet_chars: usize,
     /// RRF constant: a chunk at rank r in a channel scores 1 / (rrf_k + r).
     pub rrf_k: u32,
+    /// Hybrid fusion: `rrf`, `blend` (min–max normalised scores mixed with
+    /// `blend_weight` on the lexical side), `blend-z` (z-scores), or a spec
+    /// with its parameter (`rrf:60`, `blend:0.3`).
+    pub fusion: String,
+    /// Lexical weight of `blend` / `blend-z` when the spec has none.
+    pub blend_weight: f64,
     /// Candidates each channel contributes to hybrid fusion.
     pub candidates: usize,
     /// Vector rows before an ANN index is built (exact search below).
@@ -147,7 +158,7 @@ pub struct SearchConfig {
 
 /// `[plugins]`: sandbox limits applied to every plugin call.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-#[serde(default, deny_unknown_fields)]
+#[serde(default)]
 pub struct PluginsConfig {
     /// Wall-clock budget for one `parse` or `chunk-document` call.
     pub timeout_ms: u64,
@@ -184,7 +195,7 @@ pub struct PluginsConfig {
 
 /// `[plugins.limits.<name>]`.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
-#[serde(default, deny_unknown_fields)]
+#[serde(default)]
 pub struct PluginLimits {
     pub timeout_ms: Option<u64>,
     pub memory_mb: Option<u64>,
@@ -243,6 +254,7 @@ impl Default for Config {
             plugins: PluginsConfig::default(),
             models: ModelsConfig::default(),
             rag: RagConfig::default(),
+            warnings: Vec::new(),
         }
     }
 }
@@ -265,12 +277,41 @@ impl Default for ChunkingConfig {
     }
 }
 
+/// The hybrid fusion kebab uses unless configured (chosen on the SciFact
+/// train split, BENCHMARKS.md "Fusion").
+pub const DEFAULT_FUSION: &str = "rrf";
+/// The default lexical weight of a blend.
+pub const DEFAULT_BLEND_WEIGHT: f64 = 0.5;
+
+impl SearchConfig {
+    /// The configured hybrid fusion (checked when the config is loaded;
+    /// an unparsable spec given in code falls back to RRF).
+    pub fn fusion(&self) -> crate::fusion::Fusion {
+        self.parse_fusion()
+            .unwrap_or(crate::fusion::Fusion::Rrf { k: self.rrf_k })
+    }
+
+    /// The configured hybrid fusion, or why it does not parse.
+    pub fn parse_fusion(&self) -> Result<crate::fusion::Fusion, crate::fusion::UnknownFusion> {
+        let default = match self.fusion.split(':').next() {
+            Some("blend" | "blend-z") => crate::fusion::Fusion::Blend {
+                weight: self.blend_weight,
+                norm: crate::fusion::Norm::MinMax,
+            },
+            _ => crate::fusion::Fusion::Rrf { k: self.rrf_k },
+        };
+        crate::fusion::Fusion::parse(&self.fusion, default)
+    }
+}
+
 impl Default for SearchConfig {
     fn default() -> Self {
         SearchConfig {
             default_k: 10,
             snippet_chars: 220,
             rrf_k: 60,
+            fusion: DEFAULT_FUSION.to_string(),
+            blend_weight: DEFAULT_BLEND_WEIGHT,
             candidates: 100,
             ann_min_rows: 20_000,
             min_vector_score: None,
@@ -313,10 +354,61 @@ impl Config {
                 });
             }
         };
-        toml::from_str(&text).map_err(|e| ConfigError::Invalid {
+        let invalid = |message: String| ConfigError::Invalid {
             path: path.into(),
-            message: e.message().to_string(),
-        })
+            message,
+        };
+        let mut ignored = Vec::new();
+        let mut config: Config = serde_ignored::deserialize(
+            toml::Deserializer::parse(&text).map_err(|e| invalid(e.message().to_string()))?,
+            |key| ignored.push(key.to_string()),
+        )
+        .map_err(|e| invalid(e.message().to_string()))?;
+        config.warnings = ignored
+            .into_iter()
+            .map(|key| format!("config key `{key}` is not used by this kebab; ignored"))
+            .collect();
+        config
+            .search
+            .parse_fusion()
+            .map_err(|e| invalid(format!("[search] fusion: {e}")))?;
+        if config.rag.prompt_template_version != crate::rag::PROMPT_TEMPLATE {
+            return Err(invalid(format!(
+                "[rag] prompt_template_version `{}` is unknown: this kebab has `{}`",
+                config.rag.prompt_template_version,
+                crate::rag::PROMPT_TEMPLATE
+            )));
+        }
+        config.expand_variables();
+        Ok(config)
+    }
+
+    /// `${VAR}` and `${VAR:-default}` in the path settings, from the
+    /// environment (`{data_dir}` is filled in by [`Config::with_data_dir`]).
+    fn expand_variables(&mut self) {
+        for value in self.path_fields().into_iter().flatten() {
+            *value = expand_env(value);
+        }
+    }
+
+    /// Fill `{data_dir}` in the path settings.
+    pub fn with_data_dir(mut self, data_dir: &Path) -> Config {
+        let dir = data_dir.to_string_lossy();
+        for value in self.path_fields().into_iter().flatten() {
+            *value = value.replace("{data_dir}", &dir);
+        }
+        self
+    }
+
+    /// The settings that hold a path.
+    fn path_fields(&mut self) -> [Option<&mut String>; 5] {
+        [
+            self.storage.data_dir.as_mut(),
+            self.workspace.root.as_mut(),
+            self.models.embedding.path.as_mut(),
+            self.models.embedding.runtime.as_mut(),
+            self.models.korean.dictionary.as_mut(),
+        ]
     }
 
     /// Write the defaults to `path` (creating its directory).
@@ -331,6 +423,31 @@ impl Config {
         let body = toml::to_string_pretty(&Config::default()).expect("defaults serialise");
         std::fs::write(path, format!("# kebab configuration\n{body}")).map_err(wrap)
     }
+}
+
+/// `${VAR}` and `${VAR:-default}` replaced from the environment (an unset
+/// or empty variable without a default becomes empty); other text kept.
+pub fn expand_env(text: &str) -> String {
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(start) = rest.find("${") {
+        let Some(len) = rest[start..].find('}') else {
+            break;
+        };
+        out.push_str(&rest[..start]);
+        let inner = &rest[start + 2..start + len];
+        let (name, default) = match inner.split_once(":-") {
+            Some((n, d)) => (n, Some(d)),
+            None => (inner, None),
+        };
+        match std::env::var(name) {
+            Ok(v) if !v.is_empty() => out.push_str(&v),
+            _ => out.push_str(default.unwrap_or("")),
+        }
+        rest = &rest[start + len + 1..];
+    }
+    out.push_str(rest);
+    out
 }
 
 /// Expand a leading `~` to the home directory.
@@ -413,14 +530,42 @@ mod tests {
     }
 
     #[test]
-    fn unknown_keys_are_rejected_with_the_path() {
+    fn unknown_keys_are_accepted_and_named_in_a_warning() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("config.toml");
-        std::fs::write(&path, "[chunking]\ntarget = 1\n").unwrap();
+        std::fs::write(&path, "[chunking]\ntarget = 1\ntarget_tokens = 300\n").unwrap();
+        let config = Config::load(&path).unwrap();
+        assert_eq!(config.chunking.target_tokens, 300, "known keys still apply");
+        assert_eq!(config.warnings.len(), 1, "{:?}", config.warnings);
+        assert!(config.warnings[0].contains("`chunking.target`"));
+        // A wrong type for a known key is still an error, naming the file.
+        std::fs::write(&path, "[chunking]\ntarget_tokens = \"many\"\n").unwrap();
         let err = Config::load(&path).unwrap_err().to_string();
-        assert!(
-            err.contains("config.toml") && err.contains("target"),
-            "{err}"
+        assert!(err.contains("config.toml"), "{err}");
+    }
+
+    #[test]
+    fn variables_expand_in_path_settings() {
+        // SAFETY: tests in this module do not read this variable concurrently.
+        unsafe { std::env::set_var("KEBAB_CONFIG_TEST_HOME", "/srv/kb") };
+        assert_eq!(
+            expand_env("${KEBAB_CONFIG_TEST_HOME}/notes"),
+            "/srv/kb/notes"
         );
+        assert_eq!(
+            expand_env("${KEBAB_CONFIG_TEST_UNSET:-~/.local/share}/kebab"),
+            "~/.local/share/kebab"
+        );
+        assert_eq!(expand_env("plain/${unclosed"), "plain/${unclosed");
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("config.toml");
+        std::fs::write(
+            &path,
+            "[models.embedding]\npath = \"{data_dir}/models/m\"\n[workspace]\nroot = \"${KEBAB_CONFIG_TEST_HOME}\"\n",
+        )
+        .unwrap();
+        let config = Config::load(&path).unwrap().with_data_dir(Path::new("/d"));
+        assert_eq!(config.models.embedding.path.as_deref(), Some("/d/models/m"));
+        assert_eq!(config.workspace.root.as_deref(), Some("/srv/kb"));
     }
 }

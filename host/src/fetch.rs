@@ -32,7 +32,7 @@ impl FetchError {
 }
 
 /// `chunk_inspection.v1`.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct ChunkInspection {
     pub schema_version: &'static str,
     pub chunk_id: String,
@@ -48,7 +48,7 @@ pub struct ChunkInspection {
 }
 
 /// `fetch_result.v1`.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct FetchResult {
     pub schema_version: &'static str,
     pub kind: &'static str,

@@ -3,11 +3,13 @@
 //!
 //! The `kebab` binary (`src/main.rs`) is a thin CLI over this library.
 
+pub mod api;
 pub mod app;
 pub mod config;
 pub mod embed;
 pub mod eval;
 pub mod fetch;
+pub mod fusion;
 pub mod git;
 pub mod ids;
 pub mod indexes;

@@ -1,6 +1,7 @@
 //! The `kebab` command line.
 
 mod cli;
+mod mcp;
 
 use std::process::ExitCode;
 
@@ -22,6 +23,13 @@ struct Cli {
     /// Machine-readable output (stable `*.v1` JSON schemas).
     #[arg(long, global = true)]
     json: bool,
+    /// Log what kebab does to stderr (also: `RUST_LOG`). Logs always go
+    /// to `$XDG_STATE_HOME/kebab/logs` (or `KEBAB_LOG_DIR`) too.
+    #[arg(long, global = true)]
+    verbose: bool,
+    /// Log everything, debug details included.
+    #[arg(long, global = true)]
+    debug: bool,
     #[command(subcommand)]
     command: Command,
 }
@@ -45,7 +53,13 @@ enum Command {
     /// Search the index.
     Search {
         /// The query.
-        query: String,
+        #[arg(required_unless_present = "bulk", conflicts_with = "bulk")]
+        query: Option<String>,
+        /// Read up to 100 queries from stdin, one JSON object a line
+        /// (`{"query": "…", "k": 5, "mode": "lexical", "path": "notes/*"}`),
+        /// and answer each with one `bulk_search_item.v1` line.
+        #[arg(long)]
+        bulk: bool,
         /// Number of hits [default: [search] default_k].
         #[arg(long)]
         k: Option<usize>,
@@ -90,9 +104,18 @@ enum Command {
         /// Chunks to retrieve [default: [rag] k].
         #[arg(long)]
         k: Option<usize>,
+        /// lexical, vector or hybrid [default: hybrid when an embedding
+        /// model is installed, else lexical].
+        #[arg(long)]
+        mode: Option<String>,
     },
     /// Check the configuration, index, plugins and model server.
     Doctor,
+    /// What this kebab can do: wire schemas, search modes, plugins,
+    /// models and index statistics.
+    Schema,
+    /// Serve the index to agents over the Model Context Protocol (stdio).
+    Mcp,
     /// Verbatim indexed text: a chunk, a document or a line span.
     Fetch {
         #[command(subcommand)]
@@ -161,6 +184,11 @@ pub(crate) enum EvalCmd {
         /// Modes to measure (repeatable) [default: every mode available].
         #[arg(long)]
         mode: Vec<String>,
+        /// Hybrid fusions to compare side by side (repeatable): `rrf`,
+        /// `rrf:K`, `blend`, `blend:W`, `blend-z:W` [default: the configured
+        /// fusion].
+        #[arg(long)]
+        fusion: Vec<String>,
         /// Only the first N queries that have judgements.
         #[arg(long)]
         limit: Option<usize>,
@@ -248,6 +276,13 @@ pub(crate) const EXIT_UNHEALTHY: u8 = 3;
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let json = cli.json;
+    let _log = cli::logging::init(if cli.debug {
+        cli::logging::Verbosity::Debug
+    } else if cli.verbose {
+        cli::logging::Verbosity::Info
+    } else {
+        cli::logging::Verbosity::Quiet
+    });
     match run(cli) {
         Ok(code) => ExitCode::from(code),
         // A command that failed because Ctrl-C stopped it (a plugin call,
@@ -268,8 +303,20 @@ fn run(cli: Cli) -> Result<u8> {
         .config
         .clone()
         .unwrap_or_else(kebab::config::default_config_path);
-    let config = Config::load(&config_path)?;
+    // A config that does not load stops every command but `doctor`, which
+    // reports it as its first failed check and runs the rest on defaults.
+    let (config, config_error) = match Config::load(&config_path) {
+        Ok(config) => (config, None),
+        Err(e) if matches!(cli.command, Command::Doctor) => (Config::default(), Some(e)),
+        Err(e) => return Err(e.into()),
+    };
+    if !cli.json {
+        for w in &config.warnings {
+            eprintln!("warning: {}", kebab::sanitize::escape_control(w));
+        }
+    }
     let paths = Paths::resolve(Some(config_path), cli.data_dir.clone(), &config);
+    let config = config.with_data_dir(&paths.data_dir);
     match cli.command {
         Command::Init { force } => init(&paths, force, cli.json),
         Command::Ingest { path, strict } => {
@@ -278,6 +325,7 @@ fn run(cli: Cli) -> Result<u8> {
         }
         Command::Search {
             query,
+            bulk,
             k,
             kind,
             code_lang,
@@ -287,38 +335,44 @@ fn run(cli: Cli) -> Result<u8> {
             mode,
             explain,
         } => {
-            let app = App::open(config, paths)?;
-            let filter = kebab::store::ChunkFilter {
-                kind,
-                code_lang: code_lang.map(|l| l.to_lowercase()),
-                repo,
-                path_glob: path,
+            let session = Session::new(config, paths);
+            if bulk {
+                return search_bulk(&session, cli.json);
+            }
+            let input = SearchInput {
+                query: query.unwrap_or_default(),
+                k,
+                mode,
+                path,
                 tag,
+                kind,
+                code_lang,
+                repo,
             };
-            search(&app, &query, k, mode.as_deref(), &filter, explain, cli.json)
+            search(&session, &input, explain, cli.json)
         }
         Command::List {
             what: ListWhat::Docs,
-        } => {
-            let app = App::open(config, paths)?;
-            list_docs(&app, cli.json)
-        }
+        } => list_docs(&Session::new(config, paths), cli.json),
+        Command::Schema => schema(&Session::new(config, paths), cli.json),
+        Command::Mcp => mcp::serve(config, paths),
         Command::Ask {
             question,
             explain,
             session,
             k,
+            mode,
         } => {
-            let mut app = App::open(config, paths)?;
-            let opts = kebab::rag::AskOptions {
+            let input = kebab::api::ask::AskInput {
+                question,
+                session,
+                mode,
                 k,
                 explain,
-                session,
-                ..Default::default()
             };
-            ask(&mut app, &question, &opts, cli.json)
+            ask(&Session::new(config, paths), &input, cli.json)
         }
-        Command::Doctor => doctor(config, paths, cli.json),
+        Command::Doctor => doctor(&Session::new(config, paths), config_error, cli.json),
         Command::Plugin { what } => {
             let app = App::open(config, paths)?;
             kebab_plugin_cmd(&app, what, cli.json)
@@ -337,7 +391,12 @@ fn run(cli: Cli) -> Result<u8> {
             let mut app = App::open(config, paths)?;
             match what {
                 EvalCmd::Run { suite, mode, k } => eval_run(&mut app, &suite, &mode, k, cli.json),
-                EvalCmd::Beir { dir, mode, limit } => eval_beir(&app, &dir, &mode, limit, cli.json),
+                EvalCmd::Beir {
+                    dir,
+                    mode,
+                    fusion,
+                    limit,
+                } => eval_beir(&app, &dir, &mode, &fusion, limit, cli.json),
             }
         }
         Command::Reindex { plugin } => {
@@ -345,17 +404,28 @@ fn run(cli: Cli) -> Result<u8> {
             reindex(&mut app, &plugin, cli.json)
         }
         Command::Fetch { what } => {
-            let app = App::open(config, paths)?;
-            let result = match what {
-                FetchWhat::Chunk { id, context } => kebab::fetch::chunk(&app.store, &id, context),
-                FetchWhat::Doc { id, max_tokens } => kebab::fetch::doc(&app.store, &id, max_tokens),
+            let target = match what {
+                FetchWhat::Chunk { id, context } => FetchTarget::Chunk {
+                    chunk_id: id,
+                    context,
+                },
+                FetchWhat::Doc { id, max_tokens } => FetchTarget::Doc {
+                    doc_id: id,
+                    max_tokens,
+                },
                 FetchWhat::Span {
                     doc_id,
                     line_start,
                     line_end,
                     max_tokens,
-                } => kebab::fetch::span(&app.store, &doc_id, line_start, line_end, max_tokens),
-            }?;
+                } => FetchTarget::Span {
+                    doc_id,
+                    line_start,
+                    line_end,
+                    max_tokens,
+                },
+            };
+            let result = Session::new(config, paths).fetch(&target)?;
             if cli.json {
                 print_json(&result)?;
             } else {

@@ -10,7 +10,7 @@ use crate::config::{Config, RagConfig};
 use crate::llm::{Completion, LlmClient, LlmError, Message};
 use crate::search::{self, Retrieved};
 use crate::store::{AnswerRow, Store, TurnRow};
-use crate::wire::{Answer, AnswerCitation, AnswerRetrieval, ModelRef, Usage};
+use crate::wire::{Answer, AnswerCitation, AnswerRetrieval, EmbeddingRef, ModelRef, Usage};
 use kebab_plugin_sdk::text::estimate_tokens;
 
 /// The prompt template this version speaks.
@@ -44,8 +44,12 @@ pub struct AskOptions<'a> {
     pub explain: bool,
     /// Conversation to continue (created on first use).
     pub session: Option<String>,
-    /// The vector channel; with it retrieval is hybrid, else lexical.
+    /// The vector channel; with it retrieval is hybrid (or `mode`), else
+    /// lexical.
     pub vectors: Option<search::VectorChannel<'a>>,
+    /// The retrieval mode asked for [default: hybrid with a vector
+    /// channel, else lexical]; vector and hybrid need `vectors`.
+    pub mode: Option<search::Mode>,
     /// Korean analyzer for the question.
     pub korean: Option<&'a crate::korean::KoreanAnalyzer>,
 }
@@ -92,25 +96,33 @@ pub fn ask(
         None => question.to_string(),
     };
     let filter = Default::default();
+    let mode = match (opts.mode, opts.vectors) {
+        (Some(search::Mode::Lexical), _) | (None, None) => search::Mode::Lexical,
+        (Some(m), Some(_)) => m,
+        (None, Some(_)) => search::Mode::Hybrid,
+        (Some(m), None) => {
+            return Err(search::SearchError::NoVectors {
+                mode: m.as_str(),
+                reason: "no embedding model is loaded".into(),
+            });
+        }
+    };
+    let vectors = opts.vectors.filter(|_| mode != search::Mode::Lexical);
     let request = search::Request {
         query: &query,
         k,
-        mode: if opts.vectors.is_some() {
-            search::Mode::Hybrid
-        } else {
-            search::Mode::Lexical
-        },
+        mode,
         filter: &filter,
         snippet_chars: config.search.snippet_chars,
-        rrf_k: config.search.rrf_k,
+        fusion: config.search.fusion(),
         candidates: config.search.candidates,
         korean: opts.korean,
     };
-    let retrieved = search::retrieve(store, opts.vectors, &request)?;
+    let retrieved = search::retrieve(store, vectors, &request)?;
     // The gate needs a bounded relevance: the best chunk's share of the
     // question's words or its cosine similarity, whichever is larger.
     let top_score = retrieved.iter().map(|r| r.relevance).fold(0.0, f64::max);
-    let korean = question.chars().any(is_hangul);
+    let korean = crate::korean::has_hangul(question);
     let mut draft = Draft::new(
         llm,
         rag,
@@ -121,6 +133,8 @@ pub fn ask(
         opts,
         history.len(),
     );
+    draft.mode = mode.as_str();
+    draft.embedding = vectors.map(|v| EmbeddingRef::of(v.embedder.spec()));
 
     let outcome = if retrieved.is_empty() {
         draft.refuse(
@@ -334,10 +348,6 @@ pub fn judge(text: &str, packed: usize) -> (bool, Vec<u32>) {
     (!text.trim().is_empty() && valid && !refused, cited)
 }
 
-fn is_hangul(c: char) -> bool {
-    ('\u{AC00}'..='\u{D7A3}').contains(&c) || ('\u{1100}'..='\u{11FF}').contains(&c)
-}
-
 /// kebab's own refusal text, in the question's language.
 fn refusal_text(korean: bool, reason: &str, gate: f64, candidates: &[Retrieved]) -> String {
     let mut text = match (reason, korean) {
@@ -381,6 +391,10 @@ struct Draft<'a> {
     trace_id: String,
     conversation_id: Option<String>,
     turn_index: Option<u32>,
+    /// The retrieval mode used (`answer.v1.retrieval.mode`).
+    mode: &'static str,
+    /// The embedding model, when the vector channel took part.
+    embedding: Option<EmbeddingRef>,
 }
 
 impl<'a> Draft<'a> {
@@ -417,6 +431,8 @@ impl<'a> Draft<'a> {
             trace_id: format!("ret_{}", &trace[..8]),
             conversation_id: opts.session.clone(),
             turn_index: opts.session.as_ref().map(|_| turns as u32),
+            mode: "lexical",
+            embedding: None,
         }
     }
 
@@ -462,11 +478,11 @@ impl<'a> Draft<'a> {
                 id: cfg.model.clone(),
                 provider: cfg.provider.as_str(),
             },
-            embedding: None,
+            embedding: self.embedding.clone(),
             prompt_template_version: PROMPT_TEMPLATE,
             retrieval: AnswerRetrieval {
                 trace_id: self.trace_id.clone(),
-                mode: "lexical",
+                mode: self.mode,
                 k: self.k as u32,
                 score_gate: self.rag.score_gate,
                 top_score: self.top_score,
@@ -495,6 +511,8 @@ impl<'a> Draft<'a> {
             model_provider: a.model.provider.to_string(),
             prompt_template_version: PROMPT_TEMPLATE.to_string(),
             retrieval_mode: a.retrieval.mode.to_string(),
+            embedding_model_id: a.embedding.as_ref().map(|e| e.id.clone()),
+            embedding_dimensions: a.embedding.as_ref().map(|e| e.dimensions as u32),
             retrieval_k: a.retrieval.k,
             score_gate: a.retrieval.score_gate,
             top_score: a.retrieval.top_score,

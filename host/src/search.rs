@@ -1,10 +1,11 @@
 //! Search: lexical (the query becomes an FTS5 expression ranked by BM25),
 //! vector (cosine neighbours of the query's embedding) or hybrid (both,
-//! fused by normalised RRF). Every hit carries a citation and a snippet
-//! taken from the chunk's text.
+//! fused as [`crate::fusion`] says). Every hit carries a citation and a
+//! snippet taken from the chunk's text.
 
 use std::collections::HashMap;
 
+use crate::fusion::{ChannelHits, Fusion};
 use crate::store::{ChunkFilter, HitRow, Store, StoreError};
 use crate::wire::{Citation, Retrieval, SearchHit, SearchResponse};
 
@@ -46,7 +47,7 @@ pub enum Mode {
     Lexical,
     /// Cosine similarity of embeddings.
     Vector,
-    /// Both, fused by normalised reciprocal rank fusion.
+    /// Both, fused (normalised RRF or a score blend).
     Hybrid,
 }
 
@@ -101,8 +102,8 @@ pub struct Request<'a> {
     pub mode: Mode,
     pub filter: &'a ChunkFilter,
     pub snippet_chars: usize,
-    /// RRF constant.
-    pub rrf_k: u32,
+    /// How hybrid mode fuses the channels.
+    pub fusion: Fusion,
     /// Candidates per channel in hybrid mode.
     pub candidates: usize,
     /// Korean analyzer for the query (the chunks' morphemes are indexed).
@@ -123,20 +124,14 @@ pub struct Retrieved {
     pub relevance: f64,
 }
 
-/// One channel's ranked candidates.
-#[derive(Debug, Clone, Default)]
-struct Ranked {
-    rank: Option<u32>,
-    score: Option<f64>,
-}
-
-/// Normalised RRF (seed §2.2): Σ over channels of 1 / (k_rrf + rank),
-/// divided by its ceiling 2 / (k_rrf + 1), so a chunk ranked first by both
-/// channels scores 1.0 and one ranked first by a single channel 0.5.
-pub fn rrf_score(ranks: &[Option<u32>], rrf_k: u32) -> f64 {
-    let k = rrf_k as f64;
-    let raw: f64 = ranks.iter().flatten().map(|&r| 1.0 / (k + r as f64)).sum();
-    raw / (2.0 / (k + 1.0))
+/// Both channels' candidates for one query, before fusion: what
+/// [`rank`] orders, possibly under several fusions (`kebab eval beir`).
+#[derive(Debug, Clone)]
+pub struct Candidates {
+    terms: Vec<String>,
+    rows: HashMap<String, HitRow>,
+    channels: HashMap<String, ChannelHits>,
+    model: Option<String>,
 }
 
 /// Retrieve the best `k` chunks for `request`.
@@ -145,14 +140,26 @@ pub fn retrieve(
     vectors: Option<VectorChannel<'_>>,
     request: &Request<'_>,
 ) -> Result<Vec<Retrieved>, SearchError> {
+    Ok(rank(
+        &candidates(store, vectors, request)?,
+        request,
+        request.fusion,
+    ))
+}
+
+/// The candidates of each channel `request.mode` uses.
+pub fn candidates(
+    store: &Store,
+    vectors: Option<VectorChannel<'_>>,
+    request: &Request<'_>,
+) -> Result<Candidates, SearchError> {
     let terms = query_terms(request.query);
     let per_channel = match request.mode {
         Mode::Hybrid => request.candidates.max(request.k),
         _ => request.k,
     };
     let mut rows: HashMap<String, HitRow> = HashMap::new();
-    let mut lexical: HashMap<String, Ranked> = HashMap::new();
-    let mut vector: HashMap<String, Ranked> = HashMap::new();
+    let mut channels: HashMap<String, ChannelHits> = HashMap::new();
     if request.mode != Mode::Vector
         && let Some(expr) = fts_expression(&korean_query_terms(request.korean, &terms))
     {
@@ -161,13 +168,7 @@ pub fn retrieve(
             .into_iter()
             .enumerate()
         {
-            lexical.insert(
-                row.chunk_id.clone(),
-                Ranked {
-                    rank: Some(i as u32 + 1),
-                    score: Some(bm25),
-                },
-            );
+            channels.entry(row.chunk_id.clone()).or_default().lexical = Some((i as u32 + 1, bm25));
             rows.insert(row.chunk_id.clone(), row);
         }
     }
@@ -181,71 +182,77 @@ pub fn retrieve(
         let query = channel.embedder.embed_query(request.query)?;
         let found = vector_candidates(store, channel, &query, per_channel, request.filter)?;
         for (i, (row, cosine)) in found.into_iter().enumerate() {
-            vector.insert(
-                row.chunk_id.clone(),
-                Ranked {
-                    rank: Some(i as u32 + 1),
-                    score: Some(cosine as f64),
-                },
-            );
+            channels.entry(row.chunk_id.clone()).or_default().vector =
+                Some((i as u32 + 1, cosine as f64));
             rows.insert(row.chunk_id.clone(), row);
         }
     }
+    Ok(Candidates {
+        terms,
+        rows,
+        channels,
+        model,
+    })
+}
 
-    let mut scored: Vec<(f64, String)> = rows
-        .keys()
-        .map(|id| {
-            let l = lexical.get(id).cloned().unwrap_or_default();
-            let v = vector.get(id).cloned().unwrap_or_default();
+/// The best `request.k` of `candidates`, scored by the mode's channel or,
+/// in hybrid mode, by `fusion`.
+pub fn rank(candidates: &Candidates, request: &Request<'_>, fusion: Fusion) -> Vec<Retrieved> {
+    let channels = &candidates.channels;
+    let fused = match request.mode {
+        Mode::Hybrid => crate::fusion::fuse(fusion, channels),
+        _ => HashMap::new(),
+    };
+    // A single-channel mode ranks only that channel's candidates (the
+    // candidates may have been gathered for a wider mode).
+    let mut scored: Vec<(f64, &String)> = channels
+        .iter()
+        .filter_map(|(id, c)| {
             let score = match request.mode {
-                Mode::Lexical => l.score.unwrap_or(0.0),
-                Mode::Vector => v.score.unwrap_or(0.0),
-                Mode::Hybrid => rrf_score(&[l.rank, v.rank], request.rrf_k),
+                Mode::Lexical => c.lexical?.1,
+                Mode::Vector => c.vector?.1,
+                Mode::Hybrid => fused[id],
             };
-            (score, id.clone())
+            Some((score, id))
         })
         .collect();
     // Best first; ties by the lexical rank, then the chunk id, so results
     // are stable.
+    let lexical_rank = |id: &String| channels[id].lexical.map_or(u32::MAX, |l| l.0);
     scored.sort_by(|a, b| {
         b.0.total_cmp(&a.0)
-            .then_with(|| {
-                let rank = |id: &String| lexical.get(id).and_then(|r| r.rank).unwrap_or(u32::MAX);
-                rank(&a.1).cmp(&rank(&b.1))
-            })
-            .then_with(|| a.1.cmp(&b.1))
+            .then_with(|| lexical_rank(a.1).cmp(&lexical_rank(b.1)))
+            .then_with(|| a.1.cmp(b.1))
     });
     scored.truncate(request.k);
 
+    let score_kind = match request.mode {
+        Mode::Lexical => "bm25",
+        Mode::Vector => "cosine",
+        Mode::Hybrid => fusion.score_kind(),
+    };
     let mut out = Vec::new();
     for (score, id) in scored {
-        let row = rows.remove(&id).expect("scored ids come from rows");
-        let l = lexical.remove(&id).unwrap_or_default();
-        let v = vector.remove(&id).unwrap_or_default();
-        let rank = out.len() as u32 + 1;
+        let row = candidates.rows[id].clone();
+        let c = channels[id];
         let retrieval = Retrieval {
             method: request.mode.as_str(),
-            lexical_score: l.score,
-            vector_score: v.score,
+            lexical_score: c.lexical.map(|l| l.1),
+            vector_score: c.vector.map(|v| v.1),
             fusion_score: (request.mode == Mode::Hybrid).then_some(score),
-            lexical_rank: l.rank,
-            vector_rank: v.rank,
+            lexical_rank: c.lexical.map(|l| l.0),
+            vector_rank: c.vector.map(|v| v.0),
         };
-        let score_kind = match request.mode {
-            Mode::Lexical => "bm25",
-            Mode::Vector => "cosine",
-            Mode::Hybrid => "rrf",
-        };
-        let coverage = coverage(&row.text, &terms);
-        let relevance = coverage.max(v.score.unwrap_or(0.0));
+        let coverage = coverage(&row.text, &candidates.terms);
+        let relevance = coverage.max(c.vector.map_or(0.0, |v| v.1));
         let text = row.text.clone();
         if let Some(hit) = hit(
-            rank,
+            out.len() as u32 + 1,
             row,
             (score, score_kind),
             retrieval,
-            model.clone(),
-            &terms,
+            candidates.model.clone(),
+            &candidates.terms,
             request.snippet_chars,
         ) {
             out.push(Retrieved {
@@ -256,7 +263,7 @@ pub fn retrieve(
             });
         }
     }
-    Ok(out)
+    out
 }
 
 /// Query terms plus the morphemes of their Korean words, so 서울에서 in a
@@ -437,17 +444,6 @@ mod tests {
         let e = fts_expression(&query_terms("NEAR(a b) OR c*")).unwrap();
         assert_eq!(e, "text : (\"near\" OR \"a\" OR \"b\" OR \"or\" OR \"c\")");
         assert_eq!(fts_expression(&[]), None);
-    }
-
-    #[test]
-    fn rrf_matches_the_formula_and_its_ceiling() {
-        assert_eq!(rrf_score(&[Some(1), Some(1)], 60), 1.0);
-        assert!((rrf_score(&[Some(1), None], 60) - 0.5).abs() < 1e-12);
-        let expected = (1.0 / 63.0 + 1.0 / 70.0) / (2.0 / 61.0);
-        assert!((rrf_score(&[Some(3), Some(10)], 60) - expected).abs() < 1e-12);
-        assert_eq!(rrf_score(&[None, None], 60), 0.0);
-        assert_eq!(Mode::parse("hybrid"), Some(Mode::Hybrid));
-        assert_eq!(Mode::parse("dense"), None);
     }
 
     #[test]

@@ -134,6 +134,14 @@ impl VectorStore {
         }
     }
 
+    /// Move to the table's latest version, so rows another process wrote
+    /// since this handle was opened are searched too.
+    pub fn refresh(&self) -> Result<(), VectorError> {
+        self.runtime
+            .block_on(self.table.checkout_latest())
+            .map_err(|e| self.err(e))
+    }
+
     /// The table's name.
     pub fn name(&self) -> &str {
         &self.name

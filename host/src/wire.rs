@@ -5,7 +5,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 /// `citation.v1`: where a hit or claim comes from.
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, PartialEq, schemars::JsonSchema)]
 pub struct Citation {
     pub schema_version: &'static str,
     #[serde(flatten)]
@@ -13,7 +13,7 @@ pub struct Citation {
 }
 
 /// The variant part of a citation, tagged by `kind`.
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, PartialEq, schemars::JsonSchema)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum CitationBody {
     /// Lines of a text document.
@@ -125,7 +125,7 @@ pub fn line_uri(path: &str, start: u32, end: u32) -> String {
 }
 
 /// Per-channel retrieval detail of a hit.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Retrieval {
     pub method: &'static str,
     pub lexical_score: Option<f64>,
@@ -136,7 +136,7 @@ pub struct Retrieval {
 }
 
 /// `search_hit.v1`.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct SearchHit {
     pub schema_version: &'static str,
     pub rank: u32,
@@ -163,7 +163,7 @@ pub struct SearchHit {
 }
 
 /// `search_response.v1`.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct SearchResponse {
     pub schema_version: &'static str,
     pub query: String,
@@ -172,7 +172,7 @@ pub struct SearchResponse {
 }
 
 /// `doc_summary.v1`.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct DocSummary {
     pub schema_version: &'static str,
     pub doc_id: String,
@@ -227,31 +227,55 @@ impl From<crate::store::DocRow> for DocSummary {
 }
 
 /// `error.v1`: a fatal error in `--json` mode.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct ErrorReport {
     pub schema_version: &'static str,
     pub code: &'static str,
     pub message: String,
     pub hint: Option<String>,
+    /// Code-specific facts (`{"data_dir": …}` for `not_indexed`,
+    /// `{"field": …}` for `invalid_input`, the missing id for
+    /// `chunk_not_found` / `doc_not_found`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub details: Option<Value>,
 }
 
 /// A citation attached to an answer; `marker` is the `[#n]` the answer
 /// uses, or `None` for a candidate listed with a refusal.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct AnswerCitation {
     pub marker: Option<String>,
     pub citation: Citation,
 }
 
 /// The model that produced an answer.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct ModelRef {
     pub id: String,
     pub provider: &'static str,
 }
 
+/// The embedding model behind an answer's vector channel.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct EmbeddingRef {
+    pub id: String,
+    pub provider: &'static str,
+    pub dimensions: usize,
+}
+
+impl EmbeddingRef {
+    /// The reference to a local ONNX model.
+    pub fn of(spec: &crate::embed::ModelSpec) -> EmbeddingRef {
+        EmbeddingRef {
+            id: spec.id(),
+            provider: "onnx",
+            dimensions: spec.dimensions,
+        }
+    }
+}
+
 /// How retrieval went for an answer.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct AnswerRetrieval {
     pub trace_id: String,
     pub mode: &'static str,
@@ -263,7 +287,7 @@ pub struct AnswerRetrieval {
 }
 
 /// Token counts and wall time.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Usage {
     pub prompt_tokens: Option<u32>,
     pub completion_tokens: Option<u32>,
@@ -271,7 +295,7 @@ pub struct Usage {
 }
 
 /// `answer.v1`.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Answer {
     pub schema_version: &'static str,
     pub answer: String,
@@ -281,7 +305,8 @@ pub struct Answer {
     /// or for failures `model_unreachable`, `model_not_pulled`, `timeout`.
     pub refusal_reason: Option<&'static str>,
     pub model: ModelRef,
-    pub embedding: Option<ModelRef>,
+    /// The embedding model, when vectors took part in retrieval.
+    pub embedding: Option<EmbeddingRef>,
     pub prompt_template_version: &'static str,
     pub retrieval: AnswerRetrieval,
     pub usage: Usage,
@@ -292,10 +317,66 @@ pub struct Answer {
     pub turn_index: Option<u32>,
 }
 
+/// Every typed wire schema as JSON Schema (draft 2020-12, describing what
+/// the type serialises to), keyed by schema id. The committed copies in
+/// `docs/wire-schema/v1/<name>.schema.json` are checked against these by a
+/// test; regenerate them with `KEBAB_BLESS_WIRE_SCHEMAS=1 cargo test -p
+/// kebab --lib wire`.
+pub fn json_schemas() -> Vec<(&'static str, schemars::Schema)> {
+    fn schema<T: schemars::JsonSchema>() -> schemars::Schema {
+        schemars::generate::SchemaSettings::draft2020_12()
+            .for_serialize()
+            .into_generator()
+            .into_root_schema_for::<T>()
+    }
+    use crate::api::doctor::DoctorReport;
+    use crate::api::schema::SchemaReport;
+    use crate::api::search::{BulkSearchItem, BulkSearchResponse};
+    use crate::fetch::{ChunkInspection, FetchResult};
+    use crate::ingest::{IngestReport, ProgressLine};
+    vec![
+        ("answer.v1", schema::<Answer>()),
+        ("bulk_search_item.v1", schema::<BulkSearchItem>()),
+        ("bulk_search_response.v1", schema::<BulkSearchResponse>()),
+        ("chunk_inspection.v1", schema::<ChunkInspection>()),
+        ("citation.v1", schema::<Citation>()),
+        ("doc_summary.v1", schema::<DocSummary>()),
+        ("doctor.v1", schema::<DoctorReport>()),
+        ("error.v1", schema::<ErrorReport>()),
+        ("fetch_result.v1", schema::<FetchResult>()),
+        ("ingest_progress.v1", schema::<ProgressLine<'static>>()),
+        ("ingest_report.v1", schema::<IngestReport>()),
+        ("schema.v1", schema::<SchemaReport>()),
+        ("search_hit.v1", schema::<SearchHit>()),
+        ("search_response.v1", schema::<SearchResponse>()),
+    ]
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn committed_json_schemas_are_current() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/wire-schema/v1");
+        let bless = std::env::var_os("KEBAB_BLESS_WIRE_SCHEMAS").is_some();
+        for (id, schema) in json_schemas() {
+            let path = dir.join(format!("{}.schema.json", id.trim_end_matches(".v1")));
+            let text = serde_json::to_string_pretty(&schema).unwrap() + "\n";
+            if bless {
+                std::fs::create_dir_all(&dir).unwrap();
+                std::fs::write(&path, &text).unwrap();
+                continue;
+            }
+            let committed = std::fs::read_to_string(&path).unwrap_or_default();
+            assert!(
+                committed == text,
+                "{} is stale: regenerate with KEBAB_BLESS_WIRE_SCHEMAS=1 cargo test -p kebab --lib wire",
+                path.display()
+            );
+        }
+    }
 
     #[test]
     fn line_citation_spans_first_start_to_last_end() {

@@ -361,3 +361,43 @@ fn eval_run_and_beir_report_metrics_per_mode() {
     assert!(hybrid["ndcg_at_10"].as_f64().unwrap() > l, "{report}");
     assert_eq!(hybrid["recall_at_100"], 1.0, "{report}");
 }
+
+#[test]
+fn ingest_progress_lines_are_flat_and_count_embeddings() {
+    let kb = Kb::with_config(&embedding_config());
+    let corpus = tempfile::tempdir().unwrap();
+    write_corpus(corpus.path());
+    let out = kb.run(&["--json", "ingest", corpus.path().to_str().unwrap()]);
+    assert!(out.status.success());
+    let lines: Vec<Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let progress = &lines[..lines.len() - 1];
+    for l in progress {
+        assert_eq!(l["schema_version"], "ingest_progress.v1");
+        assert!(l.get("event").is_none(), "flat, not nested: {l}");
+    }
+    let kind = |k: &str| {
+        progress
+            .iter()
+            .filter(|l| l["kind"] == k)
+            .collect::<Vec<_>>()
+    };
+    let started = kind("embed_batch_started");
+    let finished = kind("embed_batch_finished");
+    assert!(!started.is_empty() && started.len() == finished.len());
+    let chunks = lines.last().unwrap()["chunks_indexed"].as_u64().unwrap();
+    let batched: u64 = finished
+        .iter()
+        .map(|l| l["n_chunks"].as_u64().unwrap())
+        .sum();
+    assert_eq!(batched, chunks);
+    let completed = kind("completed");
+    assert_eq!(completed[0]["counts"]["embeddings_indexed"], chunks);
+    // Nothing changed: nothing embedded, no batch events.
+    let again = kb.run(&["--json", "ingest", corpus.path().to_str().unwrap()]);
+    let text = String::from_utf8_lossy(&again.stdout);
+    assert!(!text.contains("embed_batch_started"));
+    assert!(text.contains("\"embeddings_indexed\":0"));
+}

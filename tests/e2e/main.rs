@@ -2,6 +2,7 @@
 //! a real SQLite index and the real WebAssembly plugins.
 
 mod llm_server;
+mod mcp;
 mod pdf;
 mod plugins;
 mod support;
@@ -22,4 +23,5 @@ mod large_files;
 mod one_file;
 mod sandbox;
 mod search_quality;
+mod wire_schema;
 mod yaml;

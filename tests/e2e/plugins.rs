@@ -14,7 +14,7 @@ fn built_in(file: &str) -> PathBuf {
 }
 
 fn markdown_next() -> PathBuf {
-    Path::new(env!("KEBAB_TEST_WASM_DIR")).join("kebab_test_plugin_markdown_next.wasm")
+    PathBuf::from(kebab_test_artifacts::MARKDOWN_NEXT_WASM)
 }
 
 fn docs_by_path(kb: &Kb) -> std::collections::HashMap<String, Value> {

@@ -12,7 +12,26 @@ pub fn sample_corpus() -> PathBuf {
 
 /// The hostile test plugin component, built by host/build.rs.
 pub fn hostile_wasm() -> PathBuf {
-    Path::new(env!("KEBAB_WASM_DIR")).join("kebab_test_plugin_hostile.wasm")
+    PathBuf::from(kebab_test_artifacts::HOSTILE_WASM)
+}
+
+/// Run `cmd` with `input` on its stdin; its output once it exits.
+pub fn run_with_stdin(mut cmd: Command, input: &[u8]) -> Output {
+    use std::io::Write;
+    use std::process::Stdio;
+    let mut child = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot start {cmd:?}: {e}"));
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(input)
+        .expect("write stdin");
+    child.wait_with_output().expect("wait for the child")
 }
 
 /// One isolated kebab installation: its own config file and data directory.
@@ -46,6 +65,7 @@ impl Kb {
         c.env("KEBAB_CONFIG", self.dir.path().join("config.toml"))
             .env("KEBAB_DATA_DIR", self.data_dir())
             .env("KEBAB_CACHE_DIR", cache_dir())
+            .env("KEBAB_LOG_DIR", self.dir.path().join("logs"))
             .args(args);
         c
     }
@@ -95,7 +115,7 @@ impl Kb {
 }
 
 /// Compiled components are shared by all tests (keyed by hash, safe to share).
-fn cache_dir() -> PathBuf {
+pub fn cache_dir() -> PathBuf {
     Path::new(env!("CARGO_TARGET_TMPDIR")).join("kebab-component-cache")
 }
 

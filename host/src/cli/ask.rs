@@ -2,19 +2,7 @@
 
 use super::prelude::*;
 
-pub(crate) fn ask(
-    app: &mut App,
-    question: &str,
-    opts: &kebab::rag::AskOptions<'_>,
-    json: bool,
-) -> Result<u8> {
-    let llm = LlmClient::new(app.config.models.llm.clone())?;
-    let indexes = kebab::indexes::Indexes::open(app, true);
-    let opts = &kebab::rag::AskOptions {
-        vectors: indexes.vector_channel(app),
-        korean: indexes.korean.as_ref(),
-        ..opts.clone()
-    };
+pub(crate) fn ask(session: &Session, input: &kebab::api::ask::AskInput, json: bool) -> Result<u8> {
     // Ctrl-C stops the stream; the partial answer is kept and stored.
     kebab::interrupt::install_handler();
     let cancel = kebab::interrupt::flag();
@@ -26,22 +14,14 @@ pub(crate) fn ask(
             let _ = out.flush();
         }
     };
-    let outcome = kebab::rag::ask(
-        &mut app.store,
-        &llm,
-        &app.config,
-        question,
-        opts,
-        &mut on_token,
-        cancel,
-    )?;
+    let outcome = session.ask(input, &mut on_token, cancel)?;
     if json {
         print_json(&outcome.answer)?;
     } else {
-        print_answer(&outcome, stream, opts.explain, question);
+        print_answer(&outcome, stream, input.explain, &input.question);
     }
     if let Some(e) = &outcome.error {
-        report_llm_error(e, &app.config.models.llm, &app.paths, json);
+        report_llm_error(e, &session.config().models.llm, session.paths(), json);
         return Ok(EXIT_ERROR);
     }
     Ok(if outcome.answer.grounded {
@@ -160,18 +140,14 @@ pub(crate) fn report_llm_error(
             "the partial answer above was kept in the answers table; ask again".into()
         }
     };
-    if json {
-        let report = ErrorReport {
-            schema_version: "error.v1",
-            code: e.code(),
-            message: e.to_string(),
-            hint: Some(hint),
-        };
-        eprintln!("{}", serde_json::to_string(&report).unwrap_or_default());
-    } else {
-        eprintln!("error: {e}");
-        eprintln!("  hint: {hint}");
-    }
+    let report = ErrorReport {
+        schema_version: "error.v1",
+        code: e.code(),
+        message: e.to_string(),
+        hint: Some(hint),
+        details: None,
+    };
+    print_error_report(&report, json);
 }
 
 /// §1.2: each cited sentence of the answer, the evidence it cites and the

@@ -52,7 +52,7 @@ fn ranked(
         mode,
         filter: &filter,
         snippet_chars: 40,
-        rrf_k: app.config.search.rrf_k,
+        fusion: app.config.search.fusion(),
         candidates: app.config.search.candidates.max(k),
         korean: indexes.korean.as_ref(),
     };
@@ -190,11 +190,53 @@ fn report(
     Ok(EXIT_OK)
 }
 
+/// What `kebab eval beir` measures: a mode and, for hybrid, a fusion.
+struct Variant {
+    mode: Mode,
+    fusion: kebab::fusion::Fusion,
+    ndcg: Vec<Option<f64>>,
+    recall: Vec<Option<f64>>,
+    rank_secs: f64,
+}
+
+/// One variant per mode, and per requested fusion for hybrid (default:
+/// the configured fusion).
+fn variants(modes: &[Mode], fusions: &[String], app: &App) -> Result<Vec<Variant>> {
+    let configured = app.config.search.fusion();
+    let fusions: Vec<kebab::fusion::Fusion> = if fusions.is_empty() {
+        vec![configured]
+    } else {
+        fusions
+            .iter()
+            .map(|f| kebab::fusion::Fusion::parse(f, configured))
+            .collect::<Result<_, _>>()?
+    };
+    let mut out = Vec::new();
+    for &mode in modes {
+        let per_mode: &[kebab::fusion::Fusion] = if mode == Mode::Hybrid {
+            &fusions
+        } else {
+            &fusions[..1]
+        };
+        for &fusion in per_mode {
+            out.push(Variant {
+                mode,
+                fusion,
+                ndcg: Vec::new(),
+                recall: Vec::new(),
+                rank_secs: 0.0,
+            });
+        }
+    }
+    Ok(out)
+}
+
 /// `kebab eval beir DIR`.
 pub(crate) fn eval_beir(
     app: &App,
     dir: &std::path::Path,
     requested: &[String],
+    fusions: &[String],
     limit: Option<usize>,
     json: bool,
 ) -> Result<u8> {
@@ -242,37 +284,81 @@ pub(crate) fn eval_beir(
         })
         .take(limit.unwrap_or(usize::MAX))
         .collect();
-    let mut rows = Vec::new();
-    for &mode in &modes {
+    let mut variants = variants(&modes, fusions, app)?;
+    // Each query's candidates are gathered once, from the channels the
+    // widest mode uses, and ranked under every variant: lexical and vector
+    // rankings of the top 100 per channel are those of a search per mode.
+    let widest = if modes.contains(&Mode::Hybrid)
+        || (modes.contains(&Mode::Lexical) && modes.contains(&Mode::Vector))
+    {
+        Mode::Hybrid
+    } else {
+        modes[0]
+    };
+    let filter = Default::default();
+    let mut gather_secs = 0.0;
+    for (qid, text) in &judged {
+        let request = Request {
+            query: text,
+            k: 100,
+            mode: widest,
+            filter: &filter,
+            snippet_chars: 40,
+            fusion: app.config.search.fusion(),
+            candidates: app.config.search.candidates.max(100),
+            korean: indexes.korean.as_ref(),
+        };
         let started = std::time::Instant::now();
-        let (mut ndcg, mut recall) = (Vec::new(), Vec::new());
-        for (qid, text) in &judged {
-            let hits = ranked(&eval_app, &indexes, text, mode, 100)?;
-            let docs =
-                eval::metrics::first_occurrences(hits.into_iter().filter_map(|(_, path)| {
-                    let stem = std::path::Path::new(&path)
-                        .file_stem()?
-                        .to_string_lossy()
-                        .into_owned();
-                    stems.get(&stem).cloned()
-                }));
-            let gains = &beir.qrels[qid];
-            let relevant: HashSet<String> = gains
-                .iter()
-                .filter(|(_, g)| **g > 0.0)
-                .map(|(d, _)| d.clone())
-                .collect();
-            ndcg.push(Some(eval::metrics::ndcg_at_k(&docs, gains, 10)));
-            recall.push(Some(eval::metrics::recall_at_k(&docs, &relevant, 100)));
+        let candidates = kebab::search::candidates(
+            &eval_app.store,
+            indexes.vector_channel(&eval_app),
+            &request,
+        )?;
+        gather_secs += started.elapsed().as_secs_f64();
+        let gains = &beir.qrels[qid];
+        let relevant: HashSet<String> = gains
+            .iter()
+            .filter(|(_, g)| **g > 0.0)
+            .map(|(d, _)| d.clone())
+            .collect();
+        for v in &mut variants {
+            let started = std::time::Instant::now();
+            let ranked = kebab::search::rank(
+                &candidates,
+                &Request {
+                    mode: v.mode,
+                    ..request.clone()
+                },
+                v.fusion,
+            );
+            v.rank_secs += started.elapsed().as_secs_f64();
+            let docs = eval::metrics::first_occurrences(ranked.into_iter().filter_map(|r| {
+                let stem = std::path::Path::new(&r.hit.doc_path)
+                    .file_stem()?
+                    .to_string_lossy()
+                    .into_owned();
+                stems.get(&stem).cloned()
+            }));
+            v.ndcg
+                .push(Some(eval::metrics::ndcg_at_k(&docs, gains, 10)));
+            v.recall
+                .push(Some(eval::metrics::recall_at_k(&docs, &relevant, 100)));
         }
-        rows.push(serde_json::json!({
-            "mode": mode.as_str(),
-            "queries": judged.len(),
-            "ndcg_at_10": eval::metrics::mean(&ndcg),
-            "recall_at_100": eval::metrics::mean(&recall),
-            "ms_per_query": started.elapsed().as_millis() as f64 / judged.len().max(1) as f64,
-        }));
     }
+    let n = judged.len().max(1) as f64;
+    let rows: Vec<serde_json::Value> = variants
+        .iter()
+        .map(|v| {
+            serde_json::json!({
+                "mode": v.mode.as_str(),
+                "fusion": (v.mode == Mode::Hybrid).then(|| v.fusion.label()),
+                "queries": judged.len(),
+                "ndcg_at_10": eval::metrics::mean(&v.ndcg),
+                "recall_at_100": eval::metrics::mean(&v.recall),
+                "ms_per_query": (gather_secs + v.rank_secs) * 1000.0 / n,
+            })
+        })
+        .collect();
     if json {
         print_json(&serde_json::json!({
             "schema_version": "beir_report.v1",
@@ -287,11 +373,15 @@ pub(crate) fn eval_beir(
             beir.corpus.len(),
             judged.len()
         );
-        println!("mode      nDCG@10  recall@100  ms/query");
+        println!("mode                   nDCG@10  recall@100  ms/query");
         for r in &rows {
+            let label = match r["fusion"].as_str() {
+                Some(f) => format!("{} ({f})", r["mode"].as_str().unwrap_or("")),
+                None => r["mode"].as_str().unwrap_or("").to_string(),
+            };
             println!(
-                "{:<9} {:.4}   {:.4}      {:.1}",
-                r["mode"].as_str().unwrap_or(""),
+                "{:<22} {:.4}   {:.4}      {:.1}",
+                label,
                 r["ndcg_at_10"].as_f64().unwrap_or(0.0),
                 r["recall_at_100"].as_f64().unwrap_or(0.0),
                 r["ms_per_query"].as_f64().unwrap_or(0.0)

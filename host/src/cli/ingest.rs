@@ -83,12 +83,12 @@ fn with_progress(
             );
         }
         if json {
-            let line = serde_json::json!({
-                "schema_version": "ingest_progress.v1",
-                "ts": kebab::store::now_rfc3339(),
-                "event": event,
-            });
-            let _ = writeln!(stdout, "{line}");
+            let line = kebab::ingest::ProgressLine::new(event);
+            let _ = writeln!(
+                stdout,
+                "{}",
+                serde_json::to_string(&line).unwrap_or_default()
+            );
             let _ = stdout.flush();
             return;
         }
@@ -98,7 +98,7 @@ fn with_progress(
                 bar.set_message(kebab::sanitize::escape_control(path).into_owned())
             }
             Progress::AssetFinished { .. } => bar.inc(1),
-            Progress::Embedded { done, total } => {
+            Progress::EmbedBatchFinished { done, total, .. } => {
                 bar.set_length(*total as u64);
                 bar.set_position(*done as u64);
                 bar.set_message("embedding chunks");

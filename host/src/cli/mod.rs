@@ -6,6 +6,7 @@ pub(crate) mod eval;
 pub(crate) mod fetch;
 pub(crate) mod ingest;
 pub(crate) mod init;
+pub(crate) mod logging;
 pub(crate) mod models;
 pub(crate) mod output;
 pub(crate) mod plugin;
@@ -21,11 +22,13 @@ pub(crate) mod prelude {
     pub(crate) use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
     pub(crate) use serde::Serialize;
 
+    pub(crate) use kebab::api::search::SearchInput;
+    pub(crate) use kebab::api::{FetchTarget, Session};
     pub(crate) use kebab::app::{App, Paths};
     pub(crate) use kebab::config::Config;
     pub(crate) use kebab::ingest::{IngestReport, Progress};
-    pub(crate) use kebab::llm::{LlmClient, LlmError, Provider};
-    pub(crate) use kebab::wire::{DocSummary, ErrorReport, SearchResponse};
+    pub(crate) use kebab::llm::{LlmError, Provider};
+    pub(crate) use kebab::wire::{ErrorReport, SearchResponse};
 
     pub(crate) use super::ask::*;
     pub(crate) use super::doctor::*;

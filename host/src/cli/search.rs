@@ -1,66 +1,26 @@
-//! `kebab search` and `kebab list docs`.
+//! `kebab search` (one query, or `--bulk` ndjson), `kebab list docs` and
+//! `kebab schema`: argument handling and rendering around the use cases of
+//! [`kebab::api`].
 
 use super::prelude::*;
-use kebab::indexes::Indexes;
+use kebab::api::search::{BULK_CAP, SearchInput};
+use kebab::api::{ApiError, Session};
 use kebab::sanitize::escape_control;
-use kebab::search::{Mode, Request, SearchError};
 
 /// Run `kebab search`.
 pub(crate) fn search(
-    app: &App,
-    query: &str,
-    k: Option<usize>,
-    mode: Option<&str>,
-    filter: &kebab::store::ChunkFilter,
+    session: &Session,
+    input: &SearchInput,
     explain: bool,
     json: bool,
 ) -> Result<u8> {
-    let requested =
-        match mode {
-            Some(m) => Some(Mode::parse(m).with_context(|| {
-                format!("unknown --mode {m}: expected lexical, vector or hybrid")
-            })?),
-            None => None,
-        };
-    let wants_vectors = requested != Some(Mode::Lexical);
-    let indexes = Indexes::open(app, wants_vectors);
-    let channel = indexes.vector_channel(app);
-    let mode = match (requested, &channel) {
-        (Some(m), _) => m,
-        (None, Some(_)) => Mode::Hybrid,
-        (None, None) => {
-            if !json {
-                for w in &indexes.warnings {
-                    eprintln!("note: {w}; searching lexically");
-                }
-            }
-            Mode::Lexical
+    let outcome = session.search(input)?;
+    if !json {
+        for note in &outcome.notes {
+            eprintln!("note: {note}");
         }
-    };
-    if mode != Mode::Lexical && channel.is_none() {
-        let reason = indexes
-            .warnings
-            .iter()
-            .find(|w| w.starts_with("vector"))
-            .cloned()
-            .unwrap_or_else(|| "[models.embedding] model is empty".into());
-        return Err(SearchError::NoVectors {
-            mode: mode.as_str(),
-            reason,
-        }
-        .into());
     }
-    let request = Request {
-        query,
-        k: k.unwrap_or(app.config.search.default_k).max(1),
-        mode,
-        filter,
-        snippet_chars: app.config.search.snippet_chars,
-        rrf_k: app.config.search.rrf_k,
-        candidates: app.config.search.candidates,
-        korean: indexes.korean.as_ref(),
-    };
-    let response = kebab::search::search(&app.store, channel, &request)?;
+    let response = outcome.response;
     if json {
         print_json(&response)?;
     } else {
@@ -71,6 +31,89 @@ pub(crate) fn search(
     } else {
         EXIT_OK
     })
+}
+
+/// Run `kebab search --bulk`: one `search_input` JSON object per stdin
+/// line (`{"query": "…", "k": 5, "mode": "lexical"}`), one
+/// `bulk_search_item.v1` per line out, in order (`--json`: one
+/// `bulk_search_response.v1`). Exit 2 when any query failed, 1 when none
+/// had a hit.
+pub(crate) fn search_bulk(session: &Session, json: bool) -> Result<u8> {
+    let mut inputs = Vec::new();
+    for line in std::io::stdin().lines() {
+        let line = line.context("reading queries from stdin")?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        inputs.push(
+            serde_json::from_str::<SearchInput>(&line)
+                .map_err(|e| ApiError::invalid("line", format!("not a search input: {e}"))),
+        );
+        if inputs.len() > BULK_CAP {
+            break;
+        }
+    }
+    let response = session.bulk_search(inputs)?;
+    if json {
+        print_json(&response)?;
+    } else {
+        for item in &response.items {
+            print_json(item)?;
+        }
+    }
+    let any_hit = response
+        .items
+        .iter()
+        .any(|i| i.response.as_ref().is_some_and(|r| !r.hits.is_empty()));
+    Ok(if response.failed > 0 {
+        EXIT_ERROR
+    } else if any_hit {
+        EXIT_OK
+    } else {
+        EXIT_NO_HIT
+    })
+}
+
+/// Run `kebab schema`.
+pub(crate) fn schema(session: &Session, json: bool) -> Result<u8> {
+    let report = session.schema()?;
+    if json {
+        print_json(&report)?;
+        return Ok(EXIT_OK);
+    }
+    let c = &report.capabilities;
+    println!(
+        "kebab {}  wire {}",
+        report.kebab_version, report.wire.version
+    );
+    println!("search modes   {}", c.search_modes.join(", "));
+    println!(
+        "korean         {}",
+        if c.korean_analysis { "on" } else { "off" }
+    );
+    if let Some(e) = &report.models.embedding {
+        println!("embedding      {} ({}d)", e.id, e.dimensions);
+    }
+    println!(
+        "answer model   {} ({})",
+        report.models.llm.id, report.models.llm.provider
+    );
+    println!("plugin api     {}", c.plugin_api);
+    for p in &c.plugins {
+        println!("plugin         {} {} ({})", p.name, p.version, p.origin);
+    }
+    let s = &report.stats;
+    println!(
+        "index          {} documents, {} chunks, {} vectors",
+        s.documents, s.chunks, s.embeddings
+    );
+    for (lang, n) in &s.code_lang_breakdown {
+        println!("  {lang:<12} {n} documents");
+    }
+    for note in &c.notes {
+        println!("note: {note}");
+    }
+    Ok(EXIT_OK)
 }
 
 pub(crate) fn print_hits(response: &SearchResponse, explain: bool) {
@@ -135,7 +178,8 @@ fn print_explain(hit: &kebab::wire::SearchHit) {
     );
     if r.method == "hybrid" {
         println!(
-            "   ├ rrf fusion  rank {}  score {}",
+            "   ├ {} fusion  rank {}  score {}",
+            hit.score_kind,
             hit.rank,
             score(r.fusion_score, 3)
         );
@@ -146,13 +190,8 @@ fn print_explain(hit: &kebab::wire::SearchHit) {
     );
 }
 
-pub(crate) fn list_docs(app: &App, json: bool) -> Result<u8> {
-    let docs: Vec<DocSummary> = app
-        .store
-        .list_docs()?
-        .into_iter()
-        .map(DocSummary::from)
-        .collect();
+pub(crate) fn list_docs(session: &Session, json: bool) -> Result<u8> {
+    let docs = session.list_docs()?;
     if json {
         print_json(&docs)?;
     } else if docs.is_empty() {

@@ -71,7 +71,7 @@ impl EmbedError {
 /// `[models.embedding]`: the model that turns chunks and queries into
 /// vectors. An empty `model` turns vector search off.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-#[serde(default, deny_unknown_fields)]
+#[serde(default)]
 pub struct EmbeddingConfig {
     /// Model name (see `kebab models list`); empty = no vector search.
     pub model: String,

@@ -34,7 +34,7 @@ pub enum DerivedError {
 }
 
 /// What the derived-index pass did (`vectors` in `ingest_report.v1`).
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, schemars::JsonSchema)]
 pub struct VectorReport {
     pub model: String,
     pub table: String,
@@ -52,7 +52,7 @@ pub struct VectorReport {
 
 /// Time spent per stage, in milliseconds (fractional: one document's
 /// write takes well under a millisecond).
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, schemars::JsonSchema)]
 pub struct Timings {
     /// Plugin parse + chunk (wall clock, workers in parallel).
     pub parse_ms: f64,
@@ -157,6 +157,10 @@ pub fn sync_vectors(
         let mut known: HashMap<String, Vec<f32>> = app.store.cached_vectors(key, &hashes)?;
         timings.vector_store_ms += t.elapsed().as_secs_f64() * 1000.0;
 
+        let batch_started = Instant::now();
+        on_progress(&Progress::EmbedBatchStarted {
+            n_chunks: missing.len(),
+        });
         let t = Instant::now();
         let mut to_embed: Vec<usize> = Vec::new();
         let mut queued = HashSet::new();
@@ -196,7 +200,9 @@ pub fn sync_vectors(
         let ids: Vec<String> = missing.into_iter().map(|m| m.chunk_id).collect();
         app.store.record_embeddings(key, vectors.name(), &ids)?;
         timings.vector_store_ms += t.elapsed().as_secs_f64() * 1000.0;
-        on_progress(&Progress::Embedded {
+        on_progress(&Progress::EmbedBatchFinished {
+            n_chunks: ids.len(),
+            ms: batch_started.elapsed().as_millis() as u64,
             done: report.embedded + report.from_cache,
             total,
         });

@@ -29,7 +29,7 @@ pub use derived::{DerivedError, Timings, VectorReport};
 pub use document::CHUNKER_KEY;
 use document::build_document;
 use report::Report;
-pub use report::{Counts, IngestItem, IngestReport, Progress};
+pub use report::{Counts, IngestItem, IngestReport, Progress, ProgressLine};
 
 /// Bytes inspected for NUL when deciding a file is binary.
 const BINARY_SNIFF: usize = 8192;
@@ -285,7 +285,19 @@ fn conclude(
             on_progress,
         )?);
     }
+    report.counts.embeddings_indexed = report
+        .vectors
+        .as_ref()
+        .map_or(0, |v| v.embedded + v.from_cache);
     let counts = report.counts.clone();
+    tracing::info!(
+        scanned = counts.scanned,
+        new = counts.new,
+        updated = counts.updated,
+        errors = counts.errors,
+        aborted,
+        "ingest finished"
+    );
     on_progress(&if aborted {
         Progress::Aborted { counts }
     } else {

@@ -14,7 +14,7 @@ use crate::walk::SkipReason;
 const SKIP_EXAMPLES: usize = 5;
 
 /// `ingest_progress.v1` events.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Progress {
     /// Another process holds the index's writer lock; this run waits.
@@ -41,8 +41,16 @@ pub enum Progress {
         result: &'static str,
         chunks: usize,
     },
-    /// Vectors written so far in the derived-index pass.
-    Embedded {
+    /// A batch of chunks goes to the embedding model (cached texts are
+    /// not sent again).
+    EmbedBatchStarted {
+        n_chunks: usize,
+    },
+    /// The batch's vectors are stored; `done` of `total` chunks missing a
+    /// vector at the start of the pass have one now.
+    EmbedBatchFinished {
+        n_chunks: usize,
+        ms: u64,
         done: usize,
         total: usize,
     },
@@ -55,7 +63,7 @@ pub enum Progress {
 }
 
 /// Running totals.
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, schemars::JsonSchema)]
 pub struct Counts {
     pub scanned: usize,
     pub new: usize,
@@ -67,10 +75,33 @@ pub struct Counts {
     pub removed: usize,
     pub fallbacks: usize,
     pub chunks_indexed: usize,
+    /// Chunks that got a vector in this run (embedded or from the cache).
+    pub embeddings_indexed: usize,
+}
+
+/// One `ingest_progress.v1` line: the event's fields flat beside
+/// `schema_version`, `kind` and `ts`.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct ProgressLine<'a> {
+    pub schema_version: &'static str,
+    pub ts: String,
+    #[serde(flatten)]
+    pub event: &'a Progress,
+}
+
+impl<'a> ProgressLine<'a> {
+    /// The line for `event`, stamped now.
+    pub fn new(event: &'a Progress) -> ProgressLine<'a> {
+        ProgressLine {
+            schema_version: "ingest_progress.v1",
+            ts: crate::store::now_rfc3339(),
+            event,
+        }
+    }
 }
 
 /// One file's line in the report.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct IngestItem {
     /// `new`, `updated`, `reindexed`, `skipped`, `error` or `removed`.
     pub kind: &'static str,
@@ -115,7 +146,7 @@ impl IngestItem {
 }
 
 /// `ingest_report.v1`.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct IngestReport {
     pub schema_version: &'static str,
     pub scope: Value,

@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 
 /// `[models.llm]` configuration.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-#[serde(default, deny_unknown_fields)]
+#[serde(default)]
 pub struct LlmConfig {
     /// `ollama` or `openai` (any OpenAI-compatible server).
     pub provider: Provider,

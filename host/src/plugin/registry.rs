@@ -12,32 +12,9 @@ use globset::{Glob, GlobBuilder, GlobSet, GlobSetBuilder};
 use super::runtime::{LoadError, LoadedPlugin, Runtime};
 use crate::config::PluginsConfig;
 
-/// The components embedded in the binary, built from `plugins/` by build.rs.
-pub const BUILT_IN: &[(&str, &[u8])] = &[
-    (
-        "code",
-        include_bytes!(concat!(env!("KEBAB_WASM_DIR"), "/kebab_plugin_code.wasm")),
-    ),
-    (
-        "markdown",
-        include_bytes!(concat!(
-            env!("KEBAB_WASM_DIR"),
-            "/kebab_plugin_markdown.wasm"
-        )),
-    ),
-    (
-        "pdf",
-        include_bytes!(concat!(env!("KEBAB_WASM_DIR"), "/kebab_plugin_pdf.wasm")),
-    ),
-    (
-        "text",
-        include_bytes!(concat!(env!("KEBAB_WASM_DIR"), "/kebab_plugin_text.wasm")),
-    ),
-    (
-        "yaml",
-        include_bytes!(concat!(env!("KEBAB_WASM_DIR"), "/kebab_plugin_yaml.wasm")),
-    ),
-];
+// `BUILT_IN`: the components embedded in the binary, `(name, bytes)`, from
+// the one list in host/build.rs.
+include!(concat!(env!("OUT_DIR"), "/builtin_plugins.rs"));
 
 /// The version of the built-in plugin called `name`, if there is one.
 pub fn built_in_version(

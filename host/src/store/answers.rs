@@ -17,6 +17,9 @@ pub struct AnswerRow {
     pub model_provider: String,
     pub prompt_template_version: String,
     pub retrieval_mode: String,
+    /// The embedding model, when the vector channel took part.
+    pub embedding_model_id: Option<String>,
+    pub embedding_dimensions: Option<u32>,
     pub retrieval_k: u32,
     pub score_gate: f64,
     pub top_score: f64,
@@ -47,8 +50,10 @@ impl Store {
             "INSERT INTO answers (trace_id, query, answer, grounded, refusal_reason, model_id, model_provider,
                                   prompt_template_version, retrieval_mode, retrieval_k, score_gate, top_score,
                                   chunks_returned, chunks_used, citations_json, packed_chunks_json, prompt_tokens,
-                                  completion_tokens, latency_ms, created_at, conversation_id, turn_index)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22)",
+                                  completion_tokens, latency_ms, created_at, conversation_id, turn_index,
+                                  embedding_model_id, embedding_dimensions)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22,
+                     ?23, ?24)",
             params![
                 a.trace_id,
                 a.query,
@@ -71,7 +76,9 @@ impl Store {
                 a.latency_ms as i64,
                 a.created_at,
                 a.conversation_id,
-                a.turn_index
+                a.turn_index,
+                a.embedding_model_id,
+                a.embedding_dimensions
             ],
         )?;
         Ok(())

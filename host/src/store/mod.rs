@@ -7,12 +7,14 @@ mod embeddings;
 mod evals;
 mod lookup;
 mod retrieval;
+mod stats;
 
 pub use answers::{AnswerRow, TurnRow};
 pub use documents::{DocRow, IndexedDoc, NewBlock, NewChunk, NewDocument, WriteOutcome};
 pub use embeddings::{CachedVector, MissingVector, ModelKey, text_hash};
 pub use lookup::{ChunkRow, DocRef};
 pub use retrieval::{ChunkFilter, HitRow};
+pub use stats::IndexStats;
 
 use std::path::Path;
 

@@ -1,0 +1,271 @@
+//! `doctor`: health checks of the configuration, the index, the plugins,
+//! the search models and the model server (`doctor.v1`).
+
+use serde::Serialize;
+
+use super::{ApiError, Session};
+use crate::app::App;
+use crate::llm::{LlmClient, Provider};
+
+/// One `doctor.v1` check.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct Check {
+    pub name: &'static str,
+    pub ok: bool,
+    pub detail: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hint: Option<String>,
+}
+
+/// `doctor.v1`: every check, and whether all passed.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct DoctorReport {
+    pub schema_version: &'static str,
+    pub ok: bool,
+    pub checks: Vec<Check>,
+}
+
+type CheckResult = Result<String, (String, String)>;
+
+impl Session {
+    /// `kebab doctor`: run every check (a failing one never stops the
+    /// others). `config_error` is why the config file did not load (the
+    /// session then runs on defaults).
+    pub fn doctor(
+        &self,
+        config_error: Option<&crate::config::ConfigError>,
+    ) -> Result<DoctorReport, ApiError> {
+        let paths = &self.paths;
+        let mut checks = Vec::new();
+        let mut check = |name, result: CheckResult| {
+            checks.push(match result {
+                Ok(detail) => Check {
+                    name,
+                    ok: true,
+                    detail,
+                    hint: None,
+                },
+                Err((detail, hint)) => Check {
+                    name,
+                    ok: false,
+                    detail,
+                    hint: Some(hint),
+                },
+            })
+        };
+        check(
+            "config_loaded",
+            match config_error {
+                Some(e) => Err((
+                    format!("{e} (the checks below ran on defaults)"),
+                    "fix the key it names, or `kebab init --force` to rewrite defaults".into(),
+                )),
+                None if !paths.config_file.exists() => Ok(format!(
+                    "{} (absent: defaults in use)",
+                    paths.config_file.display()
+                )),
+                None if self.config.warnings.is_empty() => {
+                    Ok(paths.config_file.display().to_string())
+                }
+                None => Ok(format!(
+                    "{} ({})",
+                    paths.config_file.display(),
+                    self.config.warnings.join("; ")
+                )),
+            },
+        );
+        let probe = paths.data_dir.join(".kebab-doctor-probe");
+        check(
+            "data_dir_writable",
+            std::fs::create_dir_all(&paths.data_dir)
+                .and_then(|_| std::fs::write(&probe, b"ok"))
+                .and_then(|_| std::fs::remove_file(&probe))
+                .map(|_| paths.data_dir.display().to_string())
+                .map_err(|e| {
+                    (
+                        format!("{}: {e}", paths.data_dir.display()),
+                        "pass --data-dir DIR to a writable place".into(),
+                    )
+                }),
+        );
+        match self.app() {
+            Ok(app) => {
+                for (name, result) in index_checks(app) {
+                    check(name, result);
+                }
+            }
+            Err(e) => check(
+                "sqlite_open",
+                Err((
+                    e.to_string(),
+                    "pass --data-dir DIR to a writable place".into(),
+                )),
+            ),
+        }
+        for (name, result) in llm_checks(&self.config.models.llm)? {
+            check(name, result);
+        }
+        let ok = checks.iter().all(|c| c.ok);
+        Ok(DoctorReport {
+            schema_version: "doctor.v1",
+            ok,
+            checks,
+        })
+    }
+}
+
+/// The SQLite index, the plugins, and the search models.
+fn index_checks(app: &App) -> Vec<(&'static str, CheckResult)> {
+    let paths = &app.paths;
+    let mut out = vec![
+        (
+            "sqlite_open",
+            app.store
+                .schema_version()
+                .and_then(|v| {
+                    app.store
+                        .counts()
+                        .map(|(docs, chunks, _)| (v, docs, chunks))
+                })
+                .map(|(v, docs, chunks)| {
+                    format!(
+                        "{} (schema v{v}, {docs} documents, {chunks} chunks)",
+                        paths.sqlite().display()
+                    )
+                })
+                .map_err(|e| (e.to_string(), "move the file aside and re-ingest".into())),
+        ),
+        (
+            "plugins_loaded",
+            match app.plugins() {
+                Ok(p) if p.warnings.is_empty() => Ok(p
+                    .registry
+                    .plugins()
+                    .iter()
+                    .map(|r| format!("{} {}", r.name(), r.plugin.version))
+                    .collect::<Vec<_>>()
+                    .join(", ")),
+                Ok(p) => Err((
+                    p.warnings.join("; "),
+                    "reinstall or remove the plugin named above".into(),
+                )),
+                Err(e) => Err((e.to_string(), "reinstall kebab".into())),
+            },
+        ),
+    ];
+    out.extend(search_index_checks(app));
+    out
+}
+
+/// The model server answers and has the configured model.
+fn llm_checks(
+    llm_config: &crate::llm::LlmConfig,
+) -> Result<Vec<(&'static str, CheckResult)>, ApiError> {
+    let llm = LlmClient::new(llm_config.clone())?;
+    Ok(match llm.models() {
+        Ok(models) => {
+            let wanted = &llm_config.model;
+            let found = models
+                .iter()
+                .any(|m| m == wanted || m.strip_suffix(":latest") == Some(wanted.as_str()));
+            vec![
+                (
+                    "llm_reachable",
+                    Ok(format!(
+                        "{} ({})",
+                        llm_config.endpoint,
+                        llm_config.provider.as_str()
+                    )),
+                ),
+                (
+                    "llm_model_available",
+                    if found {
+                        Ok(wanted.clone())
+                    } else {
+                        Err((
+                            format!("{wanted} missing (server has: {})", models.join(", ")),
+                            match llm_config.provider {
+                                Provider::Ollama => format!("ollama pull {wanted}"),
+                                Provider::OpenAi => {
+                                    "set [models.llm] model to one the server lists".into()
+                                }
+                            },
+                        ))
+                    },
+                ),
+            ]
+        }
+        Err(e) => vec![(
+            "llm_reachable",
+            Err((
+                e.to_string(),
+                "start the model server (Ollama: `ollama serve`) or fix [models.llm] endpoint"
+                    .into(),
+            )),
+        )],
+    })
+}
+
+/// ONNX Runtime, the embedding model with its vector table, and the
+/// Korean dictionary.
+fn search_index_checks(app: &App) -> Vec<(&'static str, CheckResult)> {
+    let mut out = Vec::new();
+    let embedding = &app.config.models.embedding;
+    if embedding.model.trim().is_empty() {
+        out.push((
+            "embedding_model",
+            Ok("off ([models.embedding] model is empty): lexical search only".to_string()),
+        ));
+    } else {
+        let candidates = crate::embed::runtime::candidates(
+            embedding.runtime.as_deref(),
+            &app.paths.data_dir,
+            &app.paths.cache_dir,
+        );
+        out.push((
+            "onnx_runtime",
+            crate::embed::runtime::locate(&candidates)
+                .map(|p| p.display().to_string())
+                .map_err(|e| (e.to_string(), e.hint())),
+        ));
+        out.push((
+            "embedding_model",
+            match app.embedder() {
+                Ok(Some(e)) => {
+                    let spec = e.spec();
+                    let rows = app
+                        .vectors(spec)
+                        .and_then(|v| v.count().map(|n| (v.name().to_string(), n)));
+                    match rows {
+                        Ok((table, n)) => Ok(format!(
+                            "{} ({}d) from {}; {n} vectors in {table}",
+                            spec.id(),
+                            spec.dimensions,
+                            spec.dir.display()
+                        )),
+                        Err(err) => Err((err.to_string(), "re-run `kebab ingest`".into())),
+                    }
+                }
+                Ok(None) => Ok("off".into()),
+                Err(e) => Err((e.to_string(), e.hint())),
+            },
+        ));
+    }
+    out.push((
+        "korean_dictionary",
+        match app.korean() {
+            Ok(Some(k)) => Ok(k.dir().display().to_string()),
+            Ok(None) => Ok(
+                "not installed: Korean words glued to particles (서울에서) match only whole \
+                 (`kebab models import-ko-dic <mecab-ko-dic dir>` installs it)"
+                    .into(),
+            ),
+            Err(e) => Err((
+                e.to_string(),
+                "`kebab models import-ko-dic <mecab-ko-dic dir>`, or fix [models.korean] dictionary"
+                    .into(),
+            )),
+        },
+    ));
+    out
+}

@@ -1,0 +1,257 @@
+//! Failures of the use cases, and their one translation into `error.v1`
+//! (code, message, hint, details) shared by every front end: the CLI's
+//! `--json` stderr line and the MCP server's `isError` result carry the
+//! same body.
+
+use std::error::Error as StdError;
+use std::path::PathBuf;
+
+use serde_json::{Value, json};
+
+use crate::app::AppError;
+use crate::config::ConfigError;
+use crate::embed::EmbedError;
+use crate::fetch::FetchError;
+use crate::ingest::IngestError;
+use crate::llm::LlmError;
+use crate::search::SearchError;
+use crate::store::StoreError;
+use crate::wire::ErrorReport;
+
+/// What a use case can fail with.
+#[derive(Debug, thiserror::Error)]
+pub enum ApiError {
+    /// Search or ask on an index that holds nothing (or does not exist).
+    #[error("nothing is indexed in {data_dir}")]
+    NotIndexed { data_dir: PathBuf },
+    /// A request that cannot be served as given (a missing field, an
+    /// unknown mode, too many queries).
+    #[error("invalid input: {field}: {message}")]
+    InvalidInput {
+        field: &'static str,
+        message: String,
+    },
+    #[error(transparent)]
+    App(#[from] AppError),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error(transparent)]
+    Search(#[from] SearchError),
+    #[error(transparent)]
+    Fetch(#[from] FetchError),
+    #[error(transparent)]
+    Llm(#[from] LlmError),
+}
+
+impl ApiError {
+    /// An [`ApiError::InvalidInput`] naming the offending field.
+    pub fn invalid(field: &'static str, message: impl Into<String>) -> ApiError {
+        ApiError::InvalidInput {
+            field,
+            message: message.into(),
+        }
+    }
+
+    /// The `error.v1` code.
+    pub fn code(&self) -> &'static str {
+        self.classified().code
+    }
+
+    /// What the user can do about it.
+    pub fn hint(&self) -> Option<String> {
+        self.classified().hint
+    }
+
+    /// The `error.v1` body.
+    pub fn report(&self) -> ErrorReport {
+        report(self)
+    }
+
+    fn classified(&self) -> Classified {
+        classify_one(self).unwrap_or_else(Classified::generic)
+    }
+}
+
+/// An error's `error.v1` code, hint and details.
+struct Classified {
+    code: &'static str,
+    hint: Option<String>,
+    details: Option<Value>,
+}
+
+impl Classified {
+    fn new(code: &'static str, hint: impl Into<String>) -> Classified {
+        Classified {
+            code,
+            hint: Some(hint.into()),
+            details: None,
+        }
+    }
+
+    fn with_details(mut self, details: Value) -> Classified {
+        self.details = Some(details);
+        self
+    }
+
+    fn generic() -> Classified {
+        Classified {
+            code: "generic",
+            hint: None,
+            details: None,
+        }
+    }
+}
+
+/// The `error.v1` body of `err`: the first cause in its chain that kebab
+/// knows decides the code and hint; the message is the whole chain.
+pub fn report(err: &(dyn StdError + 'static)) -> ErrorReport {
+    let mut message = err.to_string();
+    let mut cause = err.source();
+    while let Some(c) = cause {
+        let text = c.to_string();
+        if !message.contains(&text) {
+            message.push_str(": ");
+            message.push_str(&text);
+        }
+        cause = c.source();
+    }
+    report_with_message(err, message)
+}
+
+/// As [`report`], with a message the caller already formatted (anyhow's
+/// `{:#}` at the CLI).
+pub fn report_with_message(err: &(dyn StdError + 'static), message: String) -> ErrorReport {
+    let classified = std::iter::successors(Some(err), |&e| e.source())
+        .find_map(classify_one)
+        .unwrap_or_else(Classified::generic);
+    ErrorReport {
+        schema_version: "error.v1",
+        code: classified.code,
+        message,
+        hint: classified.hint,
+        details: classified.details,
+    }
+}
+
+/// The classification of one error value, when kebab knows its type.
+fn classify_one(cause: &(dyn StdError + 'static)) -> Option<Classified> {
+    if let Some(e) = cause.downcast_ref::<ApiError>() {
+        return Some(match e {
+            ApiError::NotIndexed { data_dir } => Classified::new(
+                "not_indexed",
+                "`kebab ingest <dir>` first, or pass the --data-dir that holds your index",
+            )
+            .with_details(json!({ "data_dir": data_dir })),
+            ApiError::InvalidInput { field, .. } => Classified::new(
+                "invalid_input",
+                "check the field it names (`kebab schema` lists what each call takes)",
+            )
+            .with_details(json!({ "field": field })),
+            ApiError::App(e) => classify_one(e)?,
+            ApiError::Store(e) => classify_one(e)?,
+            ApiError::Search(e) => classify_one(e)?,
+            ApiError::Fetch(e) => classify_one(e)?,
+            ApiError::Llm(e) => classify_one(e)?,
+        });
+    }
+    if let Some(e) = cause.downcast_ref::<FetchError>() {
+        let hint = match e {
+            FetchError::SpanNotSupported(_) => "use `kebab fetch doc` or `kebab fetch chunk`",
+            _ => "ids come from `kebab search --json` (chunk_id, doc_id)",
+        };
+        let details = match e {
+            FetchError::ChunkNotFound(id) => Some(json!({ "chunk_id": id })),
+            FetchError::DocNotFound(id) | FetchError::SpanNotSupported(id) => {
+                Some(json!({ "doc_id": id }))
+            }
+            FetchError::Store(_) => None,
+        };
+        let c = Classified::new(e.code(), hint);
+        return Some(match details {
+            Some(d) => c.with_details(d),
+            None => c,
+        });
+    }
+    if let Some(e) = cause.downcast_ref::<ConfigError>() {
+        let hint = match e {
+            ConfigError::Invalid { .. } => {
+                "fix the key it names, or `kebab init --force` to rewrite defaults"
+            }
+            _ => "check the file's permissions, or pass --config FILE",
+        };
+        return Some(Classified::new("config_invalid", hint));
+    }
+    if let Some(IngestError::Path { .. }) = cause.downcast_ref::<IngestError>() {
+        return Some(Classified::new(
+            "io_error",
+            "check that the path exists and is readable",
+        ));
+    }
+    if let Some(e) = cause.downcast_ref::<AppError>() {
+        return match e {
+            AppError::DataDir { .. } => Some(Classified::new(
+                "io_error",
+                "pass --data-dir DIR (or set KEBAB_DATA_DIR) to a writable place",
+            )),
+            AppError::Config(e) => classify_one(e),
+            AppError::Store(e) => classify_one(e),
+            AppError::Plugins(_) => None,
+        };
+    }
+    if let Some(e) = cause.downcast_ref::<EmbedError>() {
+        return Some(Classified::new("model_missing", e.hint()));
+    }
+    if let Some(e) = cause.downcast_ref::<SearchError>() {
+        return match e {
+            SearchError::NoVectors { .. } => Some(Classified::new(
+                "model_missing",
+                "`kebab doctor` shows what is missing; `--mode lexical` works without a model",
+            )),
+            SearchError::Store(e) => classify_one(e),
+            SearchError::Embed(e) => classify_one(e),
+            SearchError::Vector(_) => None,
+        };
+    }
+    if let Some(e) = cause.downcast_ref::<LlmError>() {
+        return Some(Classified {
+            code: e.code(),
+            hint: None,
+            details: None,
+        });
+    }
+    if cause.downcast_ref::<StoreError>().is_some() {
+        return Some(Classified::new(
+            "io_error",
+            "is another kebab writing to the same --data-dir?",
+        ));
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codes_hints_and_details_come_from_the_first_known_cause() {
+        let e = ApiError::NotIndexed {
+            data_dir: "/tmp/kb".into(),
+        };
+        let r = e.report();
+        assert_eq!(r.code, "not_indexed");
+        assert_eq!(r.details, Some(json!({ "data_dir": "/tmp/kb" })));
+        assert!(r.hint.unwrap().contains("kebab ingest"));
+
+        let e = ApiError::invalid("chunk_id", "required when kind is chunk");
+        assert_eq!(e.code(), "invalid_input");
+        assert_eq!(e.report().details, Some(json!({ "field": "chunk_id" })));
+
+        let e: ApiError = FetchError::ChunkNotFound("abc".into()).into();
+        let r = e.report();
+        assert_eq!(r.code, "chunk_not_found");
+        assert_eq!(r.details, Some(json!({ "chunk_id": "abc" })));
+
+        let plain = std::io::Error::other("disk on fire");
+        assert_eq!(report(&plain).code, "generic");
+    }
+}

@@ -1,0 +1,326 @@
+//! The use cases every front end calls: one function per operation on a
+//! [`Session`], each returning a typed `*.v1` result or an [`ApiError`]
+//! that knows its `error.v1` code and hint. The CLI (`src/cli/`) and the
+//! MCP server (`src/mcp.rs`) parse their input, call one of these and
+//! render what comes back; no domain rule lives in a front end.
+//!
+//! A session opens only what a call needs, on first use, and keeps it for
+//! the next call: the SQLite index for everything, the Korean analyser only
+//! for a query with Hangul in it, the embedding model and vector table only
+//! for a vector or hybrid search. A long-lived session (the MCP server)
+//! sets [`Session::keep_fresh`] so every search first looks for vectors a
+//! concurrent `kebab ingest` added.
+
+pub mod ask;
+pub mod doctor;
+pub mod error;
+pub mod schema;
+pub mod search;
+
+use std::cell::OnceCell;
+
+pub use error::ApiError;
+
+use crate::app::{App, Paths};
+use crate::config::Config;
+use crate::embed::Embedder;
+use crate::fetch::FetchResult;
+use crate::korean::KoreanAnalyzer;
+use crate::search::VectorChannel;
+use crate::vector::VectorStore;
+use crate::wire::DocSummary;
+
+/// The embedding model and its vector table, or why vector search is off.
+enum VectorState {
+    /// No model configured.
+    Off,
+    Ready(Box<(Embedder, VectorStore)>),
+    /// Configured but not loadable: the reason, with a hint.
+    Failed(String),
+}
+
+/// The Korean analyser, or why Korean analysis is off.
+enum KoreanState {
+    Off,
+    Ready(Box<KoreanAnalyzer>),
+    Failed(String),
+}
+
+/// One user's view of one index, opened lazily (see the module doc).
+pub struct Session {
+    config: Config,
+    paths: Paths,
+    app: OnceCell<App>,
+    korean: OnceCell<KoreanState>,
+    vectors: OnceCell<VectorState>,
+    keep_fresh: bool,
+}
+
+/// Which part of a document `fetch` returns, with its parameters.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FetchTarget {
+    /// A chunk with `context` neighbours either side.
+    Chunk { chunk_id: String, context: u32 },
+    /// A whole document, cut to `max_tokens`.
+    Doc {
+        doc_id: String,
+        max_tokens: Option<usize>,
+    },
+    /// Lines `line_start..=line_end` of a document.
+    Span {
+        doc_id: String,
+        line_start: u32,
+        line_end: u32,
+        max_tokens: Option<usize>,
+    },
+}
+
+/// Which part `fetch` returns, as a front end receives it (seed 002's
+/// MCP `FetchInput`): a `kind` and the fields that kind needs.
+#[derive(Debug, Clone, serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FetchInput {
+    /// `chunk`, `doc` or `span`.
+    pub kind: FetchKind,
+    /// The chunk (kind `chunk`), from a search hit's `chunk_id`.
+    #[serde(default)]
+    pub chunk_id: Option<String>,
+    /// The document (kinds `doc` and `span`), from a hit's `doc_id`.
+    #[serde(default)]
+    pub doc_id: Option<String>,
+    /// First line, from 1 (kind `span`).
+    #[serde(default)]
+    pub line_start: Option<u32>,
+    /// Last line, inclusive (kind `span`).
+    #[serde(default)]
+    pub line_end: Option<u32>,
+    /// Neighbouring chunks on each side (kind `chunk`) [default: 0].
+    #[serde(default)]
+    pub context: Option<u32>,
+    /// Cut the text to about this many tokens (kinds `doc` and `span`).
+    #[serde(default)]
+    pub max_tokens: Option<usize>,
+}
+
+/// What [`FetchInput::kind`] names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum FetchKind {
+    Chunk,
+    Doc,
+    Span,
+}
+
+impl FetchInput {
+    /// The target, or `invalid_input` naming the field its kind lacks.
+    pub fn target(&self) -> Result<FetchTarget, ApiError> {
+        fn required<T: Clone>(
+            v: &Option<T>,
+            field: &'static str,
+            kind: &str,
+        ) -> Result<T, ApiError> {
+            v.clone()
+                .ok_or_else(|| ApiError::invalid(field, format!("required when kind is {kind}")))
+        }
+        Ok(match self.kind {
+            FetchKind::Chunk => FetchTarget::Chunk {
+                chunk_id: required(&self.chunk_id, "chunk_id", "chunk")?,
+                context: self.context.unwrap_or(0),
+            },
+            FetchKind::Doc => FetchTarget::Doc {
+                doc_id: required(&self.doc_id, "doc_id", "doc")?,
+                max_tokens: self.max_tokens,
+            },
+            FetchKind::Span => FetchTarget::Span {
+                doc_id: required(&self.doc_id, "doc_id", "span")?,
+                line_start: required(&self.line_start, "line_start", "span")?,
+                line_end: required(&self.line_end, "line_end", "span")?,
+                max_tokens: self.max_tokens,
+            },
+        })
+    }
+}
+
+impl Session {
+    /// A session over the index `paths` points at; nothing is opened yet.
+    pub fn new(config: Config, paths: Paths) -> Session {
+        Session {
+            config,
+            paths,
+            app: OnceCell::new(),
+            korean: OnceCell::new(),
+            vectors: OnceCell::new(),
+            keep_fresh: false,
+        }
+    }
+
+    /// Make every search first pick up vectors written by other processes
+    /// since the table was opened (for sessions that outlive an ingest).
+    pub fn keep_fresh(mut self, on: bool) -> Session {
+        self.keep_fresh = on;
+        self
+    }
+
+    /// The configuration in force.
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// Where this session reads.
+    pub fn paths(&self) -> &Paths {
+        &self.paths
+    }
+
+    /// The opened index (created on first use, as every writer does).
+    pub fn app(&self) -> Result<&App, ApiError> {
+        if let Some(app) = self.app.get() {
+            return Ok(app);
+        }
+        let app = App::open(self.config.clone(), self.paths.clone())?;
+        Ok(self.app.get_or_init(|| app))
+    }
+
+    /// The index for a reading call: [`ApiError::NotIndexed`] when there is
+    /// no index file or it holds no chunk, so "no hits" always means the
+    /// query found nothing in a real index.
+    fn indexed_app(&self) -> Result<&App, ApiError> {
+        let not_indexed = || ApiError::NotIndexed {
+            data_dir: self.paths.data_dir.clone(),
+        };
+        if self.app.get().is_none() && !self.paths.sqlite().is_file() {
+            return Err(not_indexed());
+        }
+        let app = self.app()?;
+        if app.store.counts()?.1 == 0 {
+            return Err(not_indexed());
+        }
+        Ok(app)
+    }
+
+    /// The Korean analyser when one is installed; why not otherwise.
+    fn korean(&self) -> Result<Option<&KoreanAnalyzer>, String> {
+        let state = self.korean.get_or_init(|| {
+            let Ok(app) = self.app() else {
+                return KoreanState::Off;
+            };
+            match app.korean() {
+                Ok(Some(k)) => KoreanState::Ready(Box::new(k)),
+                Ok(None) => KoreanState::Off,
+                Err(e) => KoreanState::Failed(format!(
+                    "Korean analysis off: {e} (hint: `kebab models import-ko-dic <dir>`)"
+                )),
+            }
+        });
+        match state {
+            KoreanState::Ready(k) => Ok(Some(k)),
+            KoreanState::Off => Ok(None),
+            KoreanState::Failed(why) => Err(why.clone()),
+        }
+    }
+
+    /// The vector channel when a model is configured and loads; `Ok(None)`
+    /// when none is configured; the reason (with a hint) when it fails.
+    fn vector_channel(&self) -> Result<Option<VectorChannel<'_>>, String> {
+        let app = self.app().map_err(|e| e.to_string())?;
+        let state = self.vectors.get_or_init(|| match app.embedder() {
+            Ok(None) => VectorState::Off,
+            Ok(Some(embedder)) => match app.vectors(embedder.spec()) {
+                Ok(table) => VectorState::Ready(Box::new((embedder, table))),
+                Err(e) => VectorState::Failed(format!("vector index off: {e}")),
+            },
+            Err(e) => VectorState::Failed(format!("vector index off: {e} (hint: {})", e.hint())),
+        });
+        match state {
+            VectorState::Off => Ok(None),
+            VectorState::Failed(why) => Err(why.clone()),
+            VectorState::Ready(pair) => {
+                let (embedder, table) = &**pair;
+                if self.keep_fresh {
+                    table
+                        .refresh()
+                        .map_err(|e| format!("vector index off: {e}"))?;
+                }
+                Ok(Some(VectorChannel {
+                    embedder,
+                    table,
+                    min_score: self.config.search.min_vector_score.unwrap_or_else(|| {
+                        crate::embed::catalog::card(&embedder.spec().name)
+                            .map_or(0.0, |c| c.min_score)
+                    }),
+                }))
+            }
+        }
+    }
+
+    /// The vector channel for a call that asked for `mode` (`None`: the
+    /// default): none for lexical; for an explicit vector or hybrid mode a
+    /// model that does not load is an error; for the default it is a note
+    /// and the call goes on lexically.
+    fn channel_for(
+        &self,
+        mode: Option<crate::search::Mode>,
+        notes: &mut Vec<String>,
+    ) -> Result<Option<VectorChannel<'_>>, ApiError> {
+        use crate::search::{Mode, SearchError};
+        match (mode, self.vector_channel()) {
+            (Some(Mode::Lexical), _) => Ok(None),
+            (Some(m), Ok(None)) => Err(SearchError::NoVectors {
+                mode: m.as_str(),
+                reason: "[models.embedding] model is empty".into(),
+            }
+            .into()),
+            (_, Ok(channel)) => Ok(channel),
+            (Some(m), Err(why)) => Err(SearchError::NoVectors {
+                mode: m.as_str(),
+                reason: why,
+            }
+            .into()),
+            (None, Err(why)) => {
+                notes.push(format!("{why}; searching lexically"));
+                Ok(None)
+            }
+        }
+    }
+
+    /// The Korean analyser when `text` has Hangul in it and one loads (the
+    /// dictionary costs ~0.1 s and ~100 MB, so nothing else loads it).
+    fn korean_for(&self, text: &str, notes: &mut Vec<String>) -> Option<&KoreanAnalyzer> {
+        if !crate::korean::has_hangul(text) {
+            return None;
+        }
+        self.korean().unwrap_or_else(|why| {
+            notes.push(why);
+            None
+        })
+    }
+
+    /// `kebab fetch`: verbatim indexed text (`fetch_result.v1`).
+    pub fn fetch(&self, target: &FetchTarget) -> Result<FetchResult, ApiError> {
+        let store = &self.app()?.store;
+        Ok(match target {
+            FetchTarget::Chunk { chunk_id, context } => {
+                crate::fetch::chunk(store, chunk_id, *context)?
+            }
+            FetchTarget::Doc { doc_id, max_tokens } => {
+                crate::fetch::doc(store, doc_id, *max_tokens)?
+            }
+            FetchTarget::Span {
+                doc_id,
+                line_start,
+                line_end,
+                max_tokens,
+            } => crate::fetch::span(store, doc_id, *line_start, *line_end, *max_tokens)?,
+        })
+    }
+
+    /// `kebab list docs`: every indexed document (`doc_summary.v1`).
+    pub fn list_docs(&self) -> Result<Vec<DocSummary>, ApiError> {
+        Ok(self
+            .app()?
+            .store
+            .list_docs()?
+            .into_iter()
+            .map(DocSummary::from)
+            .collect())
+    }
+}

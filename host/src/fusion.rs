@@ -1,0 +1,293 @@
+//! How the lexical and vector channels of a hybrid search become one score.
+//!
+//! - **RRF** (normalised reciprocal rank fusion): only ranks count,
+//!   Σ 1 / (k + rank) divided by its ceiling 2 / (k + 1).
+//! - **Blend**: a convex combination of the channels' *scores*, each
+//!   normalised per query over that channel's candidates (min–max to 0–1,
+//!   or z-scores), `weight` on the lexical side. A candidate one channel
+//!   did not return gets that channel's floor (0 for min–max, the lowest
+//!   z-score for z). Unlike RRF it keeps how far ahead a top hit is.
+//!
+//! Which one is the default, and with what weight, is decided by
+//! measurement on a held-out split (BENCHMARKS.md, "Fusion").
+
+use std::collections::HashMap;
+
+/// A fusion method and its parameters.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Fusion {
+    /// Normalised RRF with constant `k`.
+    Rrf { k: u32 },
+    /// `weight · lexical + (1 − weight) · vector` of normalised scores.
+    Blend { weight: f64, norm: Norm },
+}
+
+/// Per-query score normalisation for [`Fusion::Blend`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Norm {
+    /// `(s − min) / (max − min)` over the channel's candidates.
+    MinMax,
+    /// `(s − mean) / std` over the channel's candidates.
+    ZScore,
+}
+
+/// A fusion spec that does not parse.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error(
+    "unknown fusion `{0}`: use rrf, rrf:K, blend, blend:W or blend-z:W (W, the lexical weight, in 0–1)"
+)]
+pub struct UnknownFusion(pub String);
+
+impl Fusion {
+    /// Parse `rrf`, `rrf:60`, `blend`, `blend:0.3`, `blend-z:0.5`;
+    /// parameters left out come from `default`'s when it is the same kind,
+    /// else from the built-in defaults (k 60, weight 0.5).
+    pub fn parse(spec: &str, default: Fusion) -> Result<Fusion, UnknownFusion> {
+        let bad = || UnknownFusion(spec.to_string());
+        let (name, param) = match spec.split_once(':') {
+            Some((n, p)) => (n, Some(p)),
+            None => (spec, None),
+        };
+        let default_weight = match default {
+            Fusion::Blend { weight, .. } => weight,
+            Fusion::Rrf { .. } => 0.5,
+        };
+        let weight = |p: Option<&str>| -> Result<f64, UnknownFusion> {
+            match p {
+                None => Ok(default_weight),
+                Some(p) => p
+                    .parse::<f64>()
+                    .ok()
+                    .filter(|w| (0.0..=1.0).contains(w))
+                    .ok_or_else(bad),
+            }
+        };
+        match name {
+            "rrf" => Ok(Fusion::Rrf {
+                k: match param {
+                    None => match default {
+                        Fusion::Rrf { k } => k,
+                        Fusion::Blend { .. } => 60,
+                    },
+                    Some(p) => p.parse().map_err(|_| bad())?,
+                },
+            }),
+            "blend" => Ok(Fusion::Blend {
+                weight: weight(param)?,
+                norm: Norm::MinMax,
+            }),
+            "blend-z" => Ok(Fusion::Blend {
+                weight: weight(param)?,
+                norm: Norm::ZScore,
+            }),
+            _ => Err(bad()),
+        }
+    }
+
+    /// The name of the fused score (`search_hit.v1.score_kind`).
+    pub fn score_kind(self) -> &'static str {
+        match self {
+            Fusion::Rrf { .. } => "rrf",
+            Fusion::Blend {
+                norm: Norm::MinMax, ..
+            } => "blend",
+            Fusion::Blend {
+                norm: Norm::ZScore, ..
+            } => "blend_z",
+        }
+    }
+
+    /// The spec [`Fusion::parse`] reads back (`rrf:60`, `blend:0.30`).
+    pub fn label(self) -> String {
+        match self {
+            Fusion::Rrf { k } => format!("rrf:{k}"),
+            Fusion::Blend { weight, norm } => format!(
+                "{}:{weight:.2}",
+                if norm == Norm::MinMax {
+                    "blend"
+                } else {
+                    "blend-z"
+                }
+            ),
+        }
+    }
+}
+
+/// One candidate's place in each channel: `(rank, score)` when the channel
+/// returned it.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct ChannelHits {
+    pub lexical: Option<(u32, f64)>,
+    pub vector: Option<(u32, f64)>,
+}
+
+/// Fused scores of `candidates` (higher is better).
+pub fn fuse(fusion: Fusion, candidates: &HashMap<String, ChannelHits>) -> HashMap<String, f64> {
+    match fusion {
+        Fusion::Rrf { k } => candidates
+            .iter()
+            .map(|(id, c)| {
+                let ranks = [c.lexical.map(|l| l.0), c.vector.map(|v| v.0)];
+                (id.clone(), rrf_score(&ranks, k))
+            })
+            .collect(),
+        Fusion::Blend { weight, norm } => {
+            let lexical = Normaliser::over(candidates.values().filter_map(|c| c.lexical), norm);
+            let vector = Normaliser::over(candidates.values().filter_map(|c| c.vector), norm);
+            candidates
+                .iter()
+                .map(|(id, c)| {
+                    let l = lexical.apply(c.lexical.map(|h| h.1));
+                    let v = vector.apply(c.vector.map(|h| h.1));
+                    (id.clone(), weight * l + (1.0 - weight) * v)
+                })
+                .collect()
+        }
+    }
+}
+
+/// Normalised RRF: Σ over channels of 1 / (k + rank), divided by its
+/// ceiling 2 / (k + 1), so a chunk ranked first by both channels scores 1.0
+/// and one ranked first by a single channel 0.5.
+pub fn rrf_score(ranks: &[Option<u32>], k: u32) -> f64 {
+    let k = k as f64;
+    let raw: f64 = ranks.iter().flatten().map(|&r| 1.0 / (k + r as f64)).sum();
+    raw / (2.0 / (k + 1.0))
+}
+
+/// One channel's normalisation for one query.
+struct Normaliser {
+    norm: Norm,
+    low: f64,
+    /// max − min for min–max, the standard deviation for z.
+    spread: f64,
+    /// The mean (z) — unused for min–max.
+    centre: f64,
+}
+
+impl Normaliser {
+    fn over(hits: impl Iterator<Item = (u32, f64)>, norm: Norm) -> Normaliser {
+        let scores: Vec<f64> = hits.map(|h| h.1).collect();
+        let n = scores.len().max(1) as f64;
+        let low = scores.iter().copied().fold(f64::INFINITY, f64::min);
+        let high = scores.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        let mean = scores.iter().sum::<f64>() / n;
+        let var = scores.iter().map(|s| (s - mean).powi(2)).sum::<f64>() / n;
+        Normaliser {
+            norm,
+            low,
+            spread: match norm {
+                Norm::MinMax => high - low,
+                Norm::ZScore => var.sqrt(),
+            },
+            centre: mean,
+        }
+    }
+
+    /// The normalised score; a missing score gets the channel's floor.
+    fn apply(&self, score: Option<f64>) -> f64 {
+        let Some(s) = score else {
+            return match self.norm {
+                Norm::MinMax => 0.0,
+                Norm::ZScore if self.spread > 0.0 => (self.low - self.centre) / self.spread,
+                Norm::ZScore => 0.0,
+            };
+        };
+        match self.norm {
+            // One candidate, or all equal: each is the channel's best.
+            Norm::MinMax if self.spread <= 0.0 => 1.0,
+            Norm::MinMax => (s - self.low) / self.spread,
+            Norm::ZScore if self.spread <= 0.0 => 0.0,
+            Norm::ZScore => (s - self.centre) / self.spread,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `(id, lexical (rank, score), vector (rank, score))`.
+    type Row<'a> = (&'a str, Option<(u32, f64)>, Option<(u32, f64)>);
+
+    fn hits(rows: &[Row<'_>]) -> HashMap<String, ChannelHits> {
+        rows.iter()
+            .map(|(id, l, v)| {
+                (
+                    id.to_string(),
+                    ChannelHits {
+                        lexical: *l,
+                        vector: *v,
+                    },
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn rrf_matches_the_formula_and_its_ceiling() {
+        assert_eq!(rrf_score(&[Some(1), Some(1)], 60), 1.0);
+        assert!((rrf_score(&[Some(1), None], 60) - 0.5).abs() < 1e-12);
+        let expected = (1.0 / 63.0 + 1.0 / 70.0) / (2.0 / 61.0);
+        assert!((rrf_score(&[Some(3), Some(10)], 60) - expected).abs() < 1e-12);
+        assert_eq!(rrf_score(&[None, None], 60), 0.0);
+    }
+
+    #[test]
+    fn min_max_blend_is_a_convex_combination_of_normalised_scores() {
+        let c = hits(&[
+            ("a", Some((1, 12.0)), Some((2, 0.5))),
+            ("b", Some((2, 4.0)), Some((1, 0.7))),
+            ("c", None, Some((3, 0.3))),
+        ]);
+        let f = fuse(
+            Fusion::Blend {
+                weight: 0.25,
+                norm: Norm::MinMax,
+            },
+            &c,
+        );
+        // lexical: a 1, b 0, c missing 0; vector: a 0.5, b 1, c 0.
+        assert!((f["a"] - (0.25 * 1.0 + 0.75 * 0.5)).abs() < 1e-12);
+        assert!((f["b"] - 0.75).abs() < 1e-12);
+        assert!(f["c"].abs() < 1e-12);
+    }
+
+    #[test]
+    fn z_blend_gives_missing_scores_the_channel_floor() {
+        let c = hits(&[
+            ("a", Some((1, 3.0)), None),
+            ("b", Some((2, 1.0)), Some((1, 0.9))),
+        ]);
+        let f = fuse(
+            Fusion::Blend {
+                weight: 0.5,
+                norm: Norm::ZScore,
+            },
+            &c,
+        );
+        // lexical mean 2, std 1: a +1, b −1; vector: one score → 0, a gets floor 0.
+        assert!((f["a"] - 0.5).abs() < 1e-12, "{f:?}");
+        assert!((f["b"] + 0.5).abs() < 1e-12, "{f:?}");
+    }
+
+    #[test]
+    fn specs_parse_and_round_trip() {
+        let rrf = Fusion::Rrf { k: 60 };
+        assert_eq!(Fusion::parse("rrf", rrf), Ok(rrf));
+        assert_eq!(Fusion::parse("rrf:10", rrf), Ok(Fusion::Rrf { k: 10 }));
+        let b = Fusion::parse("blend:0.3", rrf).unwrap();
+        assert_eq!(
+            b,
+            Fusion::Blend {
+                weight: 0.3,
+                norm: Norm::MinMax
+            }
+        );
+        assert_eq!(Fusion::parse(&b.label(), rrf), Ok(b));
+        assert_eq!(Fusion::parse("blend-z", b).unwrap().score_kind(), "blend_z");
+        for bad in ["blend:1.5", "mix", "rrf:x", "blend:-0.1"] {
+            assert!(Fusion::parse(bad, rrf).is_err(), "{bad}");
+        }
+    }
+}
