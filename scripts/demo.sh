@@ -5,7 +5,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/setup.sh
 
-cargo build -p kebab --bin kebab
+# --workspace: the same feature set as the test command's build, so one
+# target directory serves both (`-p kebab` alone unifies features
+# differently and recompiles LanceDB and DataFusion).
+cargo build --workspace --bins
 kebab="$CARGO_TARGET_DIR/debug/kebab"
 data="${KEBAB_DATA_DIR:-$(mktemp -d)/kebab-demo}"
 export KEBAB_CONFIG="${KEBAB_CONFIG:-$data/config.toml}"

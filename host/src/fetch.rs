@@ -1,5 +1,5 @@
 //! `kebab fetch`: verbatim text of a chunk (with neighbours), a whole
-//! document, or a line span, as indexed (seed 002).
+//! document, or a line span, as indexed.
 
 use serde::Serialize;
 use serde_json::Value;

@@ -1,5 +1,5 @@
 //! Deterministic IDs: `blake3(canonical_json(tuple))`, first 32 hex chars
-//! (seed 001 §4). Plugins never choose IDs; the host derives them from what
+//! (ARCHITECTURE.md, "Invariants"). Plugins never choose IDs; the host derives them from what
 //! the plugin returned.
 
 use serde_json::{Map, Value, json};

@@ -267,7 +267,7 @@ enum ListWhat {
     Docs,
 }
 
-/// Exit codes (seed 001 §1.7).
+/// Exit codes (README, "Using it").
 pub(crate) const EXIT_OK: u8 = 0;
 pub(crate) const EXIT_NO_HIT: u8 = 1;
 pub(crate) const EXIT_ERROR: u8 = 2;

@@ -123,7 +123,7 @@ fn paraphrases_need_vectors_identifiers_need_words_and_hybrid_has_both() {
         "{hybrid}"
     );
 
-    // --explain prints each channel (seed §1.6).
+    // --explain prints each channel.
     let out = kb.run(&["search", "oven crust", "--explain"]);
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
@@ -400,4 +400,25 @@ fn ingest_progress_lines_are_flat_and_count_embeddings() {
     let text = String::from_utf8_lossy(&again.stdout);
     assert!(!text.contains("embed_batch_started"));
     assert!(text.contains("\"embeddings_indexed\":0"));
+}
+
+#[test]
+fn a_lexical_search_never_loads_the_model() {
+    let kb = Kb::with_config(&embedding_config());
+    let corpus = tempfile::tempdir().unwrap();
+    write_corpus(corpus.path());
+    kb.ingest(corpus.path());
+    let loaded = |mode: &str| {
+        let out = kb.run(&["--verbose", "search", "oven crust", "--mode", mode]);
+        assert!(out.status.success());
+        String::from_utf8_lossy(&out.stderr).contains("embedding model loaded")
+    };
+    assert!(
+        !loaded("lexical"),
+        "lexical search loaded the embedding model"
+    );
+    assert!(
+        loaded("hybrid"),
+        "the log line this test relies on is missing"
+    );
 }

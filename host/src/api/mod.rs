@@ -17,7 +17,7 @@ pub mod error;
 pub mod schema;
 pub mod search;
 
-use std::cell::OnceCell;
+use std::cell::{Cell, OnceCell};
 
 pub use error::ApiError;
 
@@ -54,6 +54,9 @@ pub struct Session {
     korean: OnceCell<KoreanState>,
     vectors: OnceCell<VectorState>,
     keep_fresh: bool,
+    /// The index's `data_version` when the vector table last moved to its
+    /// latest version (with `keep_fresh`).
+    vectors_seen: Cell<Option<i64>>,
 }
 
 /// Which part of a document `fetch` returns, with its parameters.
@@ -75,8 +78,8 @@ pub enum FetchTarget {
     },
 }
 
-/// Which part `fetch` returns, as a front end receives it (seed 002's
-/// MCP `FetchInput`): a `kind` and the fields that kind needs.
+/// Which part `fetch` returns, as a front end receives it (the MCP
+/// `fetch` tool's input): a `kind` and the fields that kind needs.
 #[derive(Debug, Clone, serde::Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct FetchInput {
@@ -151,6 +154,7 @@ impl Session {
             korean: OnceCell::new(),
             vectors: OnceCell::new(),
             keep_fresh: false,
+            vectors_seen: Cell::new(None),
         }
     }
 
@@ -225,7 +229,10 @@ impl Session {
         let state = self.vectors.get_or_init(|| match app.embedder() {
             Ok(None) => VectorState::Off,
             Ok(Some(embedder)) => match app.vectors(embedder.spec()) {
-                Ok(table) => VectorState::Ready(Box::new((embedder, table))),
+                Ok(table) => {
+                    tracing::info!(model = %embedder.spec().id(), "embedding model loaded");
+                    VectorState::Ready(Box::new((embedder, table)))
+                }
                 Err(e) => VectorState::Failed(format!("vector index off: {e}")),
             },
             Err(e) => VectorState::Failed(format!("vector index off: {e} (hint: {})", e.hint())),
@@ -235,10 +242,15 @@ impl Session {
             VectorState::Failed(why) => Err(why.clone()),
             VectorState::Ready(pair) => {
                 let (embedder, table) = &**pair;
-                if self.keep_fresh {
+                // Every ingest records its vectors in SQLite after writing
+                // them, so a commit seen there is when LanceDB may have
+                // moved on too.
+                let version = app.store.data_version().ok();
+                if self.keep_fresh && (version.is_none() || version != self.vectors_seen.get()) {
                     table
                         .refresh()
                         .map_err(|e| format!("vector index off: {e}"))?;
+                    self.vectors_seen.set(version);
                 }
                 Ok(Some(VectorChannel {
                     embedder,
@@ -262,8 +274,11 @@ impl Session {
         notes: &mut Vec<String>,
     ) -> Result<Option<VectorChannel<'_>>, ApiError> {
         use crate::search::{Mode, SearchError};
+        if mode == Some(Mode::Lexical) {
+            // A lexical call never loads the model (~0.5 s, ~300 MB).
+            return Ok(None);
+        }
         match (mode, self.vector_channel()) {
-            (Some(Mode::Lexical), _) => Ok(None),
             (Some(m), Ok(None)) => Err(SearchError::NoVectors {
                 mode: m.as_str(),
                 reason: "[models.embedding] model is empty".into(),

@@ -150,7 +150,7 @@ pub(crate) fn report_llm_error(
     print_error_report(&report, json);
 }
 
-/// §1.2: each cited sentence of the answer, the evidence it cites and the
+/// `--explain`: each cited sentence of the answer, the evidence it cites and the
 /// evidence line that best supports it.
 fn print_claims(answer: &str, packed: &[kebab::rag::Packed]) {
     for sentence in answer.split_inclusive(['.', '!', '?', '。', '\n']) {

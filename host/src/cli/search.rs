@@ -159,7 +159,7 @@ pub(crate) fn print_hits(response: &SearchResponse, explain: bool) {
     );
 }
 
-/// The per-channel trace of seed §1.6.
+/// The per-channel trace under each hit (`--explain`).
 fn print_explain(hit: &kebab::wire::SearchHit) {
     let r = &hit.retrieval;
     let rank = |x: Option<u32>| x.map_or("-".to_string(), |v| v.to_string());

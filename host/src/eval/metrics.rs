@@ -1,4 +1,5 @@
-//! Retrieval metrics of seed §10.3, plus nDCG.
+//! Retrieval metrics: hit@k, MRR, recall@k over documents, precision@k
+//! over chunks, and nDCG.
 //!
 //! Every function takes the ranked result (best first) and the judgements
 //! of one query; aggregates are plain means over the queries for which a
@@ -37,7 +38,7 @@ pub fn recall_at_k(ranked: &[String], relevant: &HashSet<String>, k: usize) -> f
 }
 
 /// precision@k with a fixed denominator `k` (a short list costs
-/// precision, as the seed specifies).
+/// precision, as the metric is defined here).
 pub fn precision_at_k(ranked: &[String], relevant: &HashSet<String>, k: usize) -> f64 {
     if k == 0 {
         return 0.0;

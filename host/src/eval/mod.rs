@@ -1,4 +1,4 @@
-//! `kebab eval`: retrieval quality on a golden query suite (seed §10.3)
+//! `kebab eval`: retrieval quality on a golden query suite
 //! or a BEIR dataset, per search mode.
 
 pub mod beir;

@@ -24,6 +24,15 @@ pub struct IndexStats {
 }
 
 impl Store {
+    /// SQLite's `data_version`: it changes whenever another connection
+    /// commits to the database, so a long-lived reader can tell cheaply
+    /// whether anything was written since it last looked.
+    pub fn data_version(&self) -> Result<i64, StoreError> {
+        Ok(self
+            .conn
+            .query_row("PRAGMA data_version", [], |r| r.get(0))?)
+    }
+
     /// Count what the index holds.
     pub fn index_stats(&self) -> Result<IndexStats, StoreError> {
         let count = |sql: &str| -> Result<u64, StoreError> {
