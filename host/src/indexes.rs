@@ -29,28 +29,15 @@ impl Indexes {
     /// (a separate index, such as `kebab eval beir`'s) when given.
     pub fn open_with_vectors_in(app: &App, vector_dir: Option<&std::path::Path>) -> Indexes {
         let mut out = Indexes::default();
-        match app.korean() {
+        match load_korean(app) {
             Ok(k) => out.korean = k,
-            Err(e) => out.warnings.push(format!(
-                "Korean analysis off: {e} (hint: `kebab models import-ko-dic <dir>`)"
-            )),
+            Err(why) => out.warnings.push(why),
         }
-        let Some(vector_dir) = vector_dir else {
-            return out;
-        };
-        match app.embedder() {
-            Ok(Some(embedder)) => match VectorStore::open(
-                vector_dir,
-                &embedder.spec().id(),
-                embedder.spec().dimensions,
-            ) {
-                Ok(store) => out.vectors = Some((embedder, store)),
-                Err(e) => out.warnings.push(format!("vector index off: {e}")),
-            },
-            Ok(None) => {}
-            Err(e) => out
-                .warnings
-                .push(format!("vector index off: {e} (hint: {})", e.hint())),
+        if let Some(vector_dir) = vector_dir {
+            match load_vectors(app, vector_dir) {
+                Ok(v) => out.vectors = v,
+                Err(why) => out.warnings.push(why),
+            }
         }
         out
     }
@@ -60,12 +47,48 @@ impl Indexes {
     pub fn vector_channel(&self, app: &App) -> Option<VectorChannel<'_>> {
         self.vectors
             .as_ref()
-            .map(|(embedder, table)| VectorChannel {
-                embedder,
-                table,
-                min_score: app.config.search.min_vector_score.unwrap_or_else(|| {
-                    crate::embed::catalog::card(&embedder.spec().name).map_or(0.0, |c| c.min_score)
-                }),
-            })
+            .map(|(embedder, table)| channel(&app.config.search, embedder, table))
+    }
+}
+
+/// The Korean analyser when a dictionary is installed (`Ok(None)` when
+/// none is); why it is off, with a hint, when it does not load.
+pub fn load_korean(app: &App) -> Result<Option<KoreanAnalyzer>, String> {
+    app.korean()
+        .map_err(|e| format!("Korean analysis off: {e} (hint: `kebab models import-ko-dic <dir>`)"))
+}
+
+/// The configured embedding model and its table in `vector_dir`
+/// (`Ok(None)` when no model is configured); why vector search is off,
+/// with a hint, when either does not load.
+pub fn load_vectors(
+    app: &App,
+    vector_dir: &std::path::Path,
+) -> Result<Option<(Embedder, VectorStore)>, String> {
+    let embedder = match app.embedder() {
+        Ok(Some(embedder)) => embedder,
+        Ok(None) => return Ok(None),
+        Err(e) => return Err(format!("vector index off: {e} (hint: {})", e.hint())),
+    };
+    let spec = embedder.spec();
+    let table = VectorStore::open(vector_dir, &spec.id(), spec.dimensions)
+        .map_err(|e| format!("vector index off: {e}"))?;
+    tracing::info!(model = %spec.id(), "embedding model loaded");
+    Ok(Some((embedder, table)))
+}
+
+/// The search channel over a loaded model and table, with the configured
+/// (or the model card's) similarity floor.
+pub fn channel<'a>(
+    search: &crate::config::SearchConfig,
+    embedder: &'a Embedder,
+    table: &'a VectorStore,
+) -> VectorChannel<'a> {
+    VectorChannel {
+        embedder,
+        table,
+        min_score: search.min_vector_score.unwrap_or_else(|| {
+            crate::embed::catalog::card(&embedder.spec().name).map_or(0.0, |c| c.min_score)
+        }),
     }
 }

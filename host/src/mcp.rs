@@ -29,7 +29,7 @@ use serde_json::{Value, json};
 use tokio::sync::oneshot;
 
 use kebab::api::ask::AskInput;
-use kebab::api::search::{BULK_CAP, SearchInput};
+use kebab::api::search::SearchInput;
 use kebab::api::{ApiError, FetchInput, Session};
 use kebab::app::Paths;
 use kebab::config::Config;
@@ -174,13 +174,8 @@ fn dispatch(session: &Session, tool: &str, arguments: Value) -> Result<Value, Va
         Ok(match tool {
             "search" => to_value(&session.search(&parse::<SearchInput>(arguments)?)?.response),
             "bulk_search" => {
+                // The cap is `Session::bulk_search`'s to check.
                 let queries = parse::<BulkSearchArgs>(arguments)?.queries;
-                if queries.len() > BULK_CAP {
-                    return Err(ApiError::invalid(
-                        "queries",
-                        format!("{} queries; at most {BULK_CAP} per call", queries.len()),
-                    ));
-                }
                 let inputs = queries
                     .into_iter()
                     .map(|q| {

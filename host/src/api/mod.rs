@@ -30,29 +30,17 @@ use crate::search::VectorChannel;
 use crate::vector::VectorStore;
 use crate::wire::DocSummary;
 
-/// The embedding model and its vector table, or why vector search is off.
-enum VectorState {
-    /// No model configured.
-    Off,
-    Ready(Box<(Embedder, VectorStore)>),
-    /// Configured but not loadable: the reason, with a hint.
-    Failed(String),
-}
-
-/// The Korean analyser, or why Korean analysis is off.
-enum KoreanState {
-    Off,
-    Ready(Box<KoreanAnalyzer>),
-    Failed(String),
-}
-
 /// One user's view of one index, opened lazily (see the module doc).
 pub struct Session {
     config: Config,
     paths: Paths,
     app: OnceCell<App>,
-    korean: OnceCell<KoreanState>,
-    vectors: OnceCell<VectorState>,
+    /// The Korean analyser (`None`: no dictionary installed), or why it
+    /// does not load.
+    korean: OnceCell<Result<Option<KoreanAnalyzer>, String>>,
+    /// The embedding model and its table (`None`: no model configured), or
+    /// why vector search is off.
+    vectors: OnceCell<Result<Option<(Embedder, VectorStore)>, String>>,
     keep_fresh: bool,
     /// The index's `data_version` when the vector table last moved to its
     /// latest version (with `keep_fresh`).
@@ -203,65 +191,43 @@ impl Session {
 
     /// The Korean analyser when one is installed; why not otherwise.
     fn korean(&self) -> Result<Option<&KoreanAnalyzer>, String> {
-        let state = self.korean.get_or_init(|| {
-            let Ok(app) = self.app() else {
-                return KoreanState::Off;
-            };
-            match app.korean() {
-                Ok(Some(k)) => KoreanState::Ready(Box::new(k)),
-                Ok(None) => KoreanState::Off,
-                Err(e) => KoreanState::Failed(format!(
-                    "Korean analysis off: {e} (hint: `kebab models import-ko-dic <dir>`)"
-                )),
-            }
-        });
-        match state {
-            KoreanState::Ready(k) => Ok(Some(k)),
-            KoreanState::Off => Ok(None),
-            KoreanState::Failed(why) => Err(why.clone()),
-        }
+        let app = self.app().map_err(|e| e.to_string())?;
+        self.korean
+            .get_or_init(|| crate::indexes::load_korean(app))
+            .as_ref()
+            .map(Option::as_ref)
+            .map_err(Clone::clone)
     }
 
     /// The vector channel when a model is configured and loads; `Ok(None)`
     /// when none is configured; the reason (with a hint) when it fails.
     fn vector_channel(&self) -> Result<Option<VectorChannel<'_>>, String> {
         let app = self.app().map_err(|e| e.to_string())?;
-        let state = self.vectors.get_or_init(|| match app.embedder() {
-            Ok(None) => VectorState::Off,
-            Ok(Some(embedder)) => match app.vectors(embedder.spec()) {
-                Ok(table) => {
-                    tracing::info!(model = %embedder.spec().id(), "embedding model loaded");
-                    VectorState::Ready(Box::new((embedder, table)))
-                }
-                Err(e) => VectorState::Failed(format!("vector index off: {e}")),
-            },
-            Err(e) => VectorState::Failed(format!("vector index off: {e} (hint: {})", e.hint())),
-        });
-        match state {
-            VectorState::Off => Ok(None),
-            VectorState::Failed(why) => Err(why.clone()),
-            VectorState::Ready(pair) => {
-                let (embedder, table) = &**pair;
-                // Every ingest records its vectors in SQLite after writing
-                // them, so a commit seen there is when LanceDB may have
-                // moved on too.
-                let version = app.store.data_version().ok();
-                if self.keep_fresh && (version.is_none() || version != self.vectors_seen.get()) {
-                    table
-                        .refresh()
-                        .map_err(|e| format!("vector index off: {e}"))?;
-                    self.vectors_seen.set(version);
-                }
-                Ok(Some(VectorChannel {
-                    embedder,
-                    table,
-                    min_score: self.config.search.min_vector_score.unwrap_or_else(|| {
-                        crate::embed::catalog::card(&embedder.spec().name)
-                            .map_or(0.0, |c| c.min_score)
-                    }),
-                }))
+        let loaded = self
+            .vectors
+            .get_or_init(|| crate::indexes::load_vectors(app, &app.paths.vector_dir()))
+            .as_ref()
+            .map_err(Clone::clone)?;
+        let Some((embedder, table)) = loaded else {
+            return Ok(None);
+        };
+        if self.keep_fresh {
+            // Every ingest records its vectors in SQLite after writing
+            // them, so a commit seen there is when LanceDB may have moved
+            // on too.
+            let version = app.store.data_version().ok();
+            if version.is_none() || version != self.vectors_seen.get() {
+                table
+                    .refresh()
+                    .map_err(|e| format!("vector index off: {e}"))?;
+                self.vectors_seen.set(version);
             }
         }
+        Ok(Some(crate::indexes::channel(
+            &self.config.search,
+            embedder,
+            table,
+        )))
     }
 
     /// The vector channel for a call that asked for `mode` (`None`: the
