@@ -102,7 +102,14 @@ fn main() {
     let mut wasm_chunks = 0;
     for (i, n) in notes.iter().enumerate() {
         let out = runtime
-            .parse_and_chunk(&md, &limits, &format!("n{i}.md"), n.as_bytes(), policy)
+            .parse_and_chunk(
+                &md,
+                &limits,
+                &Default::default(),
+                &format!("n{i}.md"),
+                n.as_bytes(),
+                policy,
+            )
             .expect("wasm parse");
         wasm_chunks += out.chunks.len();
     }
@@ -118,13 +125,13 @@ fn main() {
     let tiny = b"one line\n";
     for _ in 0..100 {
         runtime
-            .parse_and_chunk(&tp, &limits, "t.txt", tiny, policy)
+            .parse_and_chunk(&tp, &limits, &Default::default(), "t.txt", tiny, policy)
             .expect("warm-up");
     }
     let start = Instant::now();
     for _ in 0..CALLS {
         runtime
-            .parse_and_chunk(&tp, &limits, "t.txt", tiny, policy)
+            .parse_and_chunk(&tp, &limits, &Default::default(), "t.txt", tiny, policy)
             .expect("tiny call");
     }
     let per_call = start.elapsed() / CALLS as u32;
@@ -241,7 +248,14 @@ fn code_throughput(runtime: &Runtime, limits: &Limits, policy: ChunkPolicy) {
     let mut wasm_chunks = 0;
     for (path, text) in &files {
         let out = runtime
-            .parse_and_chunk(&plugin, limits, path, text.as_bytes(), policy)
+            .parse_and_chunk(
+                &plugin,
+                limits,
+                &Default::default(),
+                path,
+                text.as_bytes(),
+                policy,
+            )
             .expect("wasm code parse");
         wasm_chunks += out.chunks.len();
     }

@@ -191,6 +191,9 @@ pub struct PluginsConfig {
     pub routes: std::collections::BTreeMap<String, String>,
     /// Per-plugin overrides of the limits above.
     pub limits: std::collections::BTreeMap<String, PluginLimits>,
+    /// `[plugins.config.<name>]`: settings a plugin reads through the
+    /// contract's `settings` import (API ≥ 1.1.0).
+    pub config: std::collections::BTreeMap<String, toml::Table>,
 }
 
 /// `[plugins.limits.<name>]`.
@@ -219,6 +222,26 @@ impl PluginsConfig {
             timeout: std::time::Duration::from_millis(o.timeout_ms.unwrap_or(self.timeout_ms)),
             memory_bytes: (o.memory_mb.unwrap_or(self.memory_mb) as usize) << 20,
         }
+    }
+
+    /// The settings of plugin `name`: strings as they are, other values as
+    /// their TOML text.
+    pub fn settings_for(&self, name: &str) -> crate::plugin::Settings {
+        self.config
+            .get(name)
+            .map(|table| {
+                table
+                    .iter()
+                    .map(|(key, value)| {
+                        let text = match value {
+                            toml::Value::String(s) => s.clone(),
+                            other => other.to_string(),
+                        };
+                        (key.clone(), text)
+                    })
+                    .collect()
+            })
+            .unwrap_or_default()
     }
 
     /// Bounds on what plugin `name` may return for one file.
@@ -337,6 +360,7 @@ impl Default for PluginsConfig {
             disabled: Vec::new(),
             routes: Default::default(),
             limits: Default::default(),
+            config: Default::default(),
         }
     }
 }
@@ -513,6 +537,19 @@ mod tests {
         let c = Config::load(&path).unwrap();
         assert_eq!(c.chunking.target_tokens, 120);
         assert_eq!(c.chunking.overlap_tokens, 80);
+    }
+
+    #[test]
+    fn plugin_settings_arrive_as_text() {
+        let c: Config = toml::from_str(
+            "[plugins.config.text]\nlang = \"ko\"\nmax = 3\nflags = [\"a\", \"b\"]\n",
+        )
+        .unwrap();
+        let settings = c.plugins.settings_for("text");
+        assert_eq!(settings["lang"], "ko");
+        assert_eq!(settings["max"], "3");
+        assert_eq!(settings["flags"], r#"["a", "b"]"#);
+        assert!(c.plugins.settings_for("markdown").is_empty());
     }
 
     #[test]

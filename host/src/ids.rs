@@ -104,14 +104,37 @@ pub fn chunk_id(
     }))
 }
 
-/// Hash of a chunk policy, stored with every chunk and document.
-pub fn policy_hash(target_tokens: u32, overlap_tokens: u32) -> String {
-    id_from(&json!({ "target_tokens": target_tokens, "overlap_tokens": overlap_tokens }))
+/// Hash of what decides a plugin's output besides the file and the plugin
+/// itself — the chunk policy and the plugin's settings — stored with every
+/// chunk and document, so a change re-indexes. Without settings the recipe
+/// is the policy alone (as before settings existed, so old indexes stay
+/// current).
+pub fn policy_hash(
+    target_tokens: u32,
+    overlap_tokens: u32,
+    settings: &crate::plugin::Settings,
+) -> String {
+    let mut recipe = json!({ "target_tokens": target_tokens, "overlap_tokens": overlap_tokens });
+    if !settings.is_empty() {
+        recipe["settings"] = json!(settings);
+    }
+    id_from(&recipe)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn settings_change_the_policy_hash_and_no_settings_keep_the_old_one() {
+        let none = crate::plugin::Settings::new();
+        let old_recipe = id_from(&json!({ "target_tokens": 500, "overlap_tokens": 80 }));
+        assert_eq!(policy_hash(500, 80, &none), old_recipe);
+        let ko = crate::plugin::Settings::from([("lang".to_string(), "ko".to_string())]);
+        let en = crate::plugin::Settings::from([("lang".to_string(), "en".to_string())]);
+        assert_ne!(policy_hash(500, 80, &ko), old_recipe);
+        assert_ne!(policy_hash(500, 80, &ko), policy_hash(500, 80, &en));
+    }
 
     #[test]
     fn same_input_same_id_many_times() {

@@ -1,7 +1,8 @@
 //! The kebab plugin SDK.
 //!
 //! A parser plugin is a WebAssembly component exporting the `kebab:plugin`
-//! world defined in the repository's `wit/` directory. This crate generates the
+//! world defined in the repository's `wit/` directory (one frozen folder per
+//! API version; this crate targets the newest). This crate generates the
 //! guest bindings from that WIT (so it stays the single source of truth),
 //! re-exports the contract types under short names, and offers helpers that
 //! most chunkers need.
@@ -22,7 +23,7 @@ pub mod text;
 
 wit_bindgen::generate!({
     world: "plugin",
-    path: "../wit",
+    path: "../wit/v1.1.0",
     pub_export_macro: true,
     export_macro_name: "export_plugin",
     default_bindings_module: "kebab_plugin_sdk",
@@ -36,8 +37,21 @@ pub use kebab::plugin::types::{
     PluginInfo, Span,
 };
 
-/// The plugin API version this SDK was built against (the WIT package version).
-pub const API_VERSION: &str = "1.0.0";
+/// The user's setting `key` for this plugin (`[plugins.config.<name>]` in
+/// kebab's config), or `None` when unset. Non-string values arrive as their
+/// TOML text.
+///
+/// Only meaningful inside a component; in a native build (unit tests,
+/// benchmarks) every setting is unset.
+pub fn setting(key: &str) -> Option<String> {
+    #[cfg(target_arch = "wasm32")]
+    return kebab::plugin::settings::get(key);
+    #[cfg(not(target_arch = "wasm32"))]
+    {
+        let _ = key;
+        None
+    }
+}
 
 /// The bytes as UTF-8 text, or `error.malformed` naming the first bad byte.
 pub fn utf8(bytes: &[u8]) -> Result<&str, PluginError> {

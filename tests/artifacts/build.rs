@@ -10,7 +10,11 @@ fn main() {
         &["wit", "sdk", "plugins", "tests/plugins", "Cargo.lock"],
     );
     let target = nested_target_dir("wasm-test-plugins");
-    let hostile = build_components(&root, &target, &["kebab-test-plugin-hostile"]);
+    let plugins = build_components(
+        &root,
+        &target,
+        &["kebab-test-plugin-hostile", "kebab-test-plugin-legacy"],
+    );
     // markdown-next reuses the markdown crate with its export switched off:
     // it must not share a feature-unified build with anything else.
     let reuse = build_components(
@@ -19,8 +23,8 @@ fn main() {
         &["kebab-test-plugin-markdown-next"],
     );
     println!(
-        "cargo:rustc-env=KEBAB_TEST_HOSTILE_DIR={}",
-        hostile.display()
+        "cargo:rustc-env=KEBAB_TEST_PLUGINS_DIR={}",
+        plugins.display()
     );
     println!("cargo:rustc-env=KEBAB_TEST_REUSE_DIR={}", reuse.display());
 }

@@ -14,6 +14,7 @@ mod code;
 mod code_oracle;
 mod concurrency;
 mod containment;
+mod contract;
 mod deadline;
 mod fetch;
 mod fuzz;

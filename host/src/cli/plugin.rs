@@ -289,6 +289,7 @@ pub(crate) fn plugin_test(app: &App, plugin: &str, files: &[PathBuf], json: bool
             .plugin
     };
     let limits = app.config.plugins.limits_for(&loaded.info.name);
+    let settings = std::sync::Arc::new(app.config.plugins.settings_for(&loaded.info.name));
     let policy = kebab::plugin::ChunkPolicy {
         target_tokens: app.config.chunking.target_tokens,
         overlap_tokens: app.config.chunking.overlap_tokens,
@@ -302,7 +303,7 @@ pub(crate) fn plugin_test(app: &App, plugin: &str, files: &[PathBuf], json: bool
             .and_then(|bytes| {
                 let run = || {
                     runtime
-                        .parse_and_chunk(loaded, &limits, &name, &bytes, policy)
+                        .parse_and_chunk(loaded, &limits, &settings, &name, &bytes, policy)
                         .map_err(|e| e.to_string())
                 };
                 let first = run()?;

@@ -30,6 +30,7 @@ pub(super) fn build_document(
     shared: &Shared<'_>,
 ) -> NewDocument {
     let info = &producer.plugin.info;
+    let policy_hash = &shared.run_for(routed.name()).policy_hash;
     let asset_id = ids::asset_id(&checksum);
     let doc_id = ids::doc_id(&job.rel, &asset_id, &info.parser_version);
     let document = output.document;
@@ -66,13 +67,7 @@ pub(super) fn build_document(
                 .collect();
             let spans = Value::Array(c.spans.iter().map(span_json).collect());
             NewChunk {
-                chunk_id: ids::chunk_id(
-                    &doc_id,
-                    &chunker_version,
-                    &block_ids,
-                    &shared.policy_hash,
-                    &spans,
-                ),
+                chunk_id: ids::chunk_id(&doc_id, &chunker_version, &block_ids, policy_hash, &spans),
                 token_estimate: kebab_plugin_sdk::text::estimate_tokens(&c.text),
                 section_label: c.heading_path.last().cloned(),
                 text: c.text,
@@ -117,7 +112,7 @@ pub(super) fn build_document(
         chunker_version,
         plugin_name: routed.plugin.info.name.clone(),
         plugin_version: routed.plugin.version.to_string(),
-        policy_hash: shared.policy_hash.clone(),
+        policy_hash: policy_hash.clone(),
         fallback_reason: fallback,
         metadata,
         provenance: Value::Array(provenance),

@@ -6,7 +6,7 @@
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::mpsc;
+use std::sync::{Arc, mpsc};
 use std::time::Instant;
 
 use serde_json::{Value, json};
@@ -88,7 +88,8 @@ struct Shared<'a> {
     plugins: &'a Plugins,
     limits: &'a crate::config::PluginsConfig,
     policy: ChunkPolicy,
-    policy_hash: String,
+    /// Settings and policy hash of every registered plugin, by name.
+    runs: HashMap<String, PluginRun>,
     indexed: &'a HashMap<String, IndexedDoc>,
     /// Re-parse even unchanged files.
     force: bool,
@@ -97,6 +98,22 @@ struct Shared<'a> {
     git: crate::git::GitCache,
     /// Ctrl-C: no fallback is tried for a call it stopped.
     cancel: &'a AtomicBool,
+}
+
+/// What one plugin's calls in a run are given.
+struct PluginRun {
+    /// Its `[plugins.config.<name>]` settings.
+    settings: Arc<crate::plugin::Settings>,
+    /// The policy hash its documents carry (chunk policy + settings).
+    policy_hash: String,
+}
+
+impl Shared<'_> {
+    /// The settings and policy hash of plugin `name` (every registered plugin
+    /// has one).
+    fn run_for(&self, name: &str) -> &PluginRun {
+        &self.runs[name]
+    }
 }
 
 /// Ingest `path` (directory or file). Per-file problems are recorded in the
@@ -332,11 +349,26 @@ fn run_jobs(
         overlap_tokens: app.config.chunking.overlap_tokens,
     };
     let plugin_config = app.config.plugins.clone();
+    let runs = plugins
+        .registry
+        .plugins()
+        .iter()
+        .map(|p| {
+            let settings = plugin_config.settings_for(p.name());
+            let policy_hash =
+                ids::policy_hash(policy.target_tokens, policy.overlap_tokens, &settings);
+            let run = PluginRun {
+                settings: Arc::new(settings),
+                policy_hash,
+            };
+            (p.name().to_string(), run)
+        })
+        .collect();
     let shared = Shared {
         plugins,
         limits: &plugin_config,
         policy,
-        policy_hash: ids::policy_hash(policy.target_tokens, policy.overlap_tokens),
+        runs,
         indexed,
         force,
         max_file_bytes: app.config.indexing.max_file_mb * 1_000_000,
@@ -462,7 +494,7 @@ fn process(job: &Job, plugin: Option<&RegisteredPlugin>, shared: &Shared<'_>) ->
         && same_bytes
         && existing.plugin_name == info.name
         && existing.plugin_version == version
-        && existing.policy_hash == shared.policy_hash
+        && existing.policy_hash == shared.run_for(&info.name).policy_hash
     {
         return Outcome::Skipped(SkipReason::Unchanged, String::new());
     }
@@ -542,6 +574,7 @@ fn run_plugin(
         .parse_and_chunk(
             &plugin.plugin,
             &shared.limits.limits_for(plugin.name()),
+            &shared.run_for(plugin.name()).settings,
             &job.rel,
             bytes,
             shared.policy,

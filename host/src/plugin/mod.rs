@@ -2,6 +2,7 @@
 //! contract, run sandboxed by wasmtime.
 
 mod cache;
+pub mod contract;
 pub mod identity;
 pub mod install;
 pub mod registry;
@@ -9,25 +10,14 @@ pub mod runtime;
 pub mod scaffold;
 pub mod validate;
 
-/// Host bindings generated from `wit/`, the single source of the contract.
-pub mod bindings {
-    wasmtime::component::bindgen!({
-        world: "plugin",
-        path: "../wit",
-        additional_derives: [PartialEq],
-        // Guest calls are futures so a deadline can stop a guest blocked in
-        // a host call (see `runtime`); the `log` import stays synchronous.
-        exports: { default: async },
-    });
-}
-
-pub use bindings::kebab::plugin::types::{
+pub use contract::current::kebab::plugin::types::{
     Block, BlockKind, Chunk, ChunkPolicy, CodeSpan, Document, Error as PluginError, LineRange,
     PluginInfo, Span,
 };
+pub use contract::{HOST_API_VERSION, SUPPORTED_API_VERSIONS};
 
-/// The plugin API version this host implements (the WIT package version).
-pub const HOST_API_VERSION: semver::Version = semver::Version::new(1, 0, 0);
+/// A plugin's settings from `[plugins.config.<name>]`, values as text.
+pub type Settings = std::collections::BTreeMap<String, String>;
 
 /// Lowercase name of a block kind, as stored.
 pub fn block_kind_name(kind: BlockKind) -> &'static str {

@@ -37,10 +37,9 @@ use wasmtime::{Config, Engine, ResourceLimiter, Store, Trap, UpdateDeadline};
 use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
 use wasmtime_wasi::{WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
 
-use super::bindings::kebab::plugin::log;
-use super::bindings::{Plugin, PluginPre};
 use super::cache::PluginCache;
-use super::{Chunk, ChunkPolicy, Document, HOST_API_VERSION, PluginError, PluginInfo};
+use super::contract::{current, v1_0, v1_1};
+use super::{Chunk, ChunkPolicy, Document, HOST_API_VERSION, PluginError, PluginInfo, Settings};
 use crate::sanitize::bounded;
 
 /// How often the engine's epoch advances: how often running wasm yields so
@@ -136,9 +135,16 @@ fn describe_plugin_error(e: &PluginError) -> String {
     }
 }
 
+/// A compiled component bound with the bindings of the API version it was
+/// built against.
+enum Bound {
+    V1_0(v1_0::PluginPre<CallState>),
+    V1_1(v1_1::PluginPre<CallState>),
+}
+
 /// A compiled plugin, ready to instantiate.
 pub struct LoadedPlugin {
-    pre: PluginPre<CallState>,
+    pre: Bound,
     /// What the plugin says about itself.
     pub info: PluginInfo,
     /// The plugin's own semver.
@@ -197,6 +203,19 @@ struct CallState {
     memory: MemoryCap,
     logs: Vec<String>,
     logs_dropped: u64,
+    /// What the `settings` import answers.
+    settings: Arc<Settings>,
+}
+
+impl CallState {
+    fn record_log(&mut self, level: current::kebab::plugin::log::Level, message: &str) {
+        if self.logs.len() >= MAX_LOG_LINES {
+            self.logs_dropped += 1;
+            return;
+        }
+        let line = format!("{level:?}: {message}").to_lowercase();
+        self.logs.push(bounded(&line, MAX_LOG_LINE));
+    }
 }
 
 impl WasiView for CallState {
@@ -208,18 +227,26 @@ impl WasiView for CallState {
     }
 }
 
-impl log::Host for CallState {
-    fn log(&mut self, level: log::Level, message: String) {
-        if self.logs.len() >= MAX_LOG_LINES {
-            self.logs_dropped += 1;
-            return;
-        }
-        let line = format!("{level:?}: {message}").to_lowercase();
-        self.logs.push(bounded(&line, MAX_LOG_LINE));
+impl v1_1::kebab::plugin::log::Host for CallState {
+    fn log(&mut self, level: v1_1::kebab::plugin::log::Level, message: String) {
+        self.record_log(level, &message);
     }
 }
 
-impl super::bindings::kebab::plugin::types::Host for CallState {}
+impl v1_0::kebab::plugin::log::Host for CallState {
+    fn log(&mut self, level: v1_0::kebab::plugin::log::Level, message: String) {
+        self.record_log(level.into(), &message);
+    }
+}
+
+impl v1_1::kebab::plugin::settings::Host for CallState {
+    fn get(&mut self, key: String) -> Option<String> {
+        self.settings.get(&key).cloned()
+    }
+}
+
+impl v1_1::kebab::plugin::types::Host for CallState {}
+impl v1_0::kebab::plugin::types::Host for CallState {}
 
 /// Advances the engine epoch every [`EPOCH_TICK`] until dropped.
 struct EpochTicker {
@@ -322,6 +349,44 @@ impl Sandbox<'_> {
     }
 }
 
+/// `info()` of a bound component in `sandbox`, as the current type. A macro
+/// because each API version's bindings are distinct types with the same
+/// shape.
+macro_rules! call_info {
+    ($sandbox:expr, $pre:expr) => {{
+        let pre = $pre;
+        let sandbox = &mut $sandbox;
+        sandbox
+            .call(async |store| pre.instantiate_async(store).await)
+            .and_then(|plugin| {
+                sandbox.call(async |store| plugin.kebab_plugin_parser().call_info(store).await)
+            })
+            .map(PluginInfo::from)
+    }};
+}
+
+/// `parse` then `chunk-document` of a bound component in `sandbox`, as the
+/// current types; returns early with the [`CallError`].
+macro_rules! call_parse_and_chunk {
+    ($sandbox:expr, $pre:expr, $path:expr, $bytes:expr, $policy:expr) => {{
+        let pre = $pre;
+        let sandbox = &mut $sandbox;
+        let instance = sandbox.call(async |store| pre.instantiate_async(store).await)?;
+        let parser = instance.kebab_plugin_parser();
+        let document = sandbox
+            .call(async |store| parser.call_parse(store, $path, $bytes).await)?
+            .map_err(|e| CallError::Plugin(e.into()))?;
+        let policy = $policy.into();
+        let chunks = sandbox
+            .call(async |store| parser.call_chunk_document(store, &document, policy).await)?
+            .map_err(|e| CallError::Plugin(e.into()))?;
+        (
+            Document::from(document),
+            chunks.into_iter().map(Chunk::from).collect::<Vec<_>>(),
+        )
+    }};
+}
+
 /// The plugin engine. One per process; shared by all worker threads.
 pub struct Runtime {
     engine: Engine,
@@ -351,7 +416,9 @@ impl Runtime {
         let mut linker = Linker::new(&engine);
         wasmtime_wasi::p2::add_to_linker_async(&mut linker)
             .map_err(|e| LoadError::Engine(e.to_string()))?;
-        Plugin::add_to_linker::<_, HasSelf<_>>(&mut linker, |s| s)
+        v1_0::Plugin::add_to_linker::<_, HasSelf<_>>(&mut linker, |s| s)
+            .map_err(|e| LoadError::Engine(e.to_string()))?;
+        v1_1::Plugin::add_to_linker::<_, HasSelf<_>>(&mut linker, |s| s)
             .map_err(|e| LoadError::Engine(e.to_string()))?;
         let engine_key = format!("{:016x}", {
             use std::hash::{Hash, Hasher};
@@ -384,25 +451,19 @@ impl Runtime {
             .component(&self.engine, wasm, &wasm_hash)
             .map_err(|e| LoadError::NotAComponent(format!("{e:#}")))?;
         let api_version = self.api_version(&component)?;
-        let instance_pre = self
-            .linker
-            .instantiate_pre(&component)
-            .map_err(|e| LoadError::WorldMismatch(format!("{e:#}")))?;
-        let pre =
-            PluginPre::new(instance_pre).map_err(|e| LoadError::WorldMismatch(format!("{e:#}")))?;
+        let pre = self.bind(&component, &api_version)?;
         let (info, version) = match self.cache.info(&wasm_hash) {
             Some(info) => {
                 let version = super::identity::check_info(&info).map_err(LoadError::BadInfo)?;
                 (info, version)
             }
             None => {
-                let mut sandbox = self.sandbox(&self.info_limits);
-                let plugin = sandbox
-                    .call(async |store| pre.instantiate_async(store).await)
-                    .map_err(LoadError::Info)?;
-                let info = sandbox
-                    .call(async |store| plugin.kebab_plugin_parser().call_info(store).await)
-                    .map_err(LoadError::Info)?;
+                let mut sandbox = self.sandbox(&self.info_limits, Arc::default());
+                let info = match &pre {
+                    Bound::V1_0(pre) => call_info!(sandbox, pre),
+                    Bound::V1_1(pre) => call_info!(sandbox, pre),
+                }
+                .map_err(LoadError::Info)?;
                 let version = super::identity::check_info(&info).map_err(LoadError::BadInfo)?;
                 self.cache.store_info(&wasm_hash, &info);
                 (info, version)
@@ -417,26 +478,42 @@ impl Runtime {
         })
     }
 
-    /// Parse `bytes` and chunk the result, in one fresh sandboxed instance;
-    /// each of the two calls has the full deadline.
+    /// Bind `component` with the bindings of `api_version` (already checked
+    /// compatible).
+    fn bind(&self, component: &Component, api_version: &Version) -> Result<Bound, LoadError> {
+        let mismatch = |e: wasmtime::Error| LoadError::WorldMismatch(format!("{e:#}"));
+        let instance_pre = self.linker.instantiate_pre(component).map_err(mismatch)?;
+        match (api_version.major, api_version.minor) {
+            (1, 0) => Ok(Bound::V1_0(
+                v1_0::PluginPre::new(instance_pre).map_err(mismatch)?,
+            )),
+            (1, 1) => Ok(Bound::V1_1(
+                v1_1::PluginPre::new(instance_pre).map_err(mismatch)?,
+            )),
+            _ => Err(LoadError::IncompatibleApi {
+                plugin: api_version.to_string(),
+                host: HOST_API_VERSION.to_string(),
+            }),
+        }
+    }
+
+    /// Parse `bytes` and chunk the result, in one fresh sandboxed instance
+    /// that answers the `settings` import from `settings`; each of the two
+    /// calls has the full deadline.
     pub fn parse_and_chunk(
         &self,
         plugin: &LoadedPlugin,
         limits: &Limits,
+        settings: &Arc<Settings>,
         path: &str,
         bytes: &[u8],
         policy: ChunkPolicy,
     ) -> Result<CallOutput, CallError> {
-        let mut sandbox = self.sandbox(limits);
-        let pre = &plugin.pre;
-        let instance = sandbox.call(async |store| pre.instantiate_async(store).await)?;
-        let parser = instance.kebab_plugin_parser();
-        let document = sandbox
-            .call(async |store| parser.call_parse(store, path, bytes).await)?
-            .map_err(CallError::Plugin)?;
-        let chunks = sandbox
-            .call(async |store| parser.call_chunk_document(store, &document, policy).await)?
-            .map_err(CallError::Plugin)?;
+        let mut sandbox = self.sandbox(limits, settings.clone());
+        let (document, chunks) = match &plugin.pre {
+            Bound::V1_0(pre) => call_parse_and_chunk!(sandbox, pre, path, bytes, policy),
+            Bound::V1_1(pre) => call_parse_and_chunk!(sandbox, pre, path, bytes, policy),
+        };
         let state = sandbox.store.into_data();
         Ok(CallOutput {
             document,
@@ -448,7 +525,7 @@ impl Runtime {
 
     /// A fresh instance store under `limits`: memory cap, locked-down WASI
     /// with stderr captured, and an epoch callback that yields every tick.
-    fn sandbox<'a>(&self, limits: &'a Limits) -> Sandbox<'a> {
+    fn sandbox<'a>(&self, limits: &'a Limits, settings: Arc<Settings>) -> Sandbox<'a> {
         let stderr = MemoryOutputPipe::new(STDERR_CAPACITY);
         let wasi = WasiCtxBuilder::new().stderr(stderr.clone()).build();
         let mut store = Store::new(
@@ -462,6 +539,7 @@ impl Runtime {
                 },
                 logs: Vec::new(),
                 logs_dropped: 0,
+                settings,
             },
         );
         store.limiter(|s| &mut s.memory);
@@ -590,6 +668,7 @@ mod tests {
             .parse_and_chunk(
                 &p,
                 &Limits::default(),
+                &Default::default(),
                 "a.txt",
                 b"hello\n",
                 ChunkPolicy {

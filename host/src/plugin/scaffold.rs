@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 /// The contract, as compiled into this binary.
-pub const WIT: &str = include_str!("../../../wit/plugin.wit");
+pub const WIT: &str = include_str!(env!("KEBAB_PLUGIN_WIT"));
 
 /// Languages a project can be scaffolded in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]

@@ -4,7 +4,8 @@
 //! Chunker `code-text-paragraph-v1`: blank-line paragraphs; a paragraph longer
 //! than 80 lines is cut into 80-line windows overlapping by 20 lines. The
 //! language label comes from the file name, so a Rust or YAML file that falls
-//! back here keeps its label.
+//! back here keeps its label. Setting `lang` (`[plugins.config.text]`) labels
+//! every document it parses with that natural language (`en`, `ko`).
 //!
 //! Any text file up to the host's size cap is indexed, in time linear in its
 //! size: the parse cuts it into blocks of at most [`BLOCK_BYTES`] (at a blank
@@ -110,7 +111,9 @@ pub fn parse(path: &str, bytes: &[u8]) -> Result<Document, PluginError> {
     };
     Ok(Document {
         title: None,
-        lang: None,
+        // Plain text says nothing about its language; the user may
+        // (`[plugins.config.text] lang = "ko"`).
+        lang: kebab_plugin_sdk::setting("lang"),
         blocks,
         metadata: Vec::new(),
     })

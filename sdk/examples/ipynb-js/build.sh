@@ -10,4 +10,4 @@ cd "$here"
 # from the repo root so both the source and wit/ are inside.
 cd ../../..
 "$here/node_modules/.bin/jco" componentize sdk/examples/ipynb-js/src/app.js \
-    --wit wit --world-name plugin -o "$out" --disable all
+    --wit wit/v1.1.0 --world-name plugin -o "$out" --disable all

@@ -3,7 +3,7 @@
 
 /// The deliberately misbehaving plugin (`tests/plugins/hostile`).
 pub const HOSTILE_WASM: &str = concat!(
-    env!("KEBAB_TEST_HOSTILE_DIR"),
+    env!("KEBAB_TEST_PLUGINS_DIR"),
     "/kebab_test_plugin_hostile.wasm"
 );
 
@@ -11,4 +11,11 @@ pub const HOSTILE_WASM: &str = concat!(
 pub const MARKDOWN_NEXT_WASM: &str = concat!(
     env!("KEBAB_TEST_REUSE_DIR"),
     "/kebab_test_plugin_markdown_next.wasm"
+);
+
+/// A plugin built against the frozen 1.0.0 contract without the SDK
+/// (`tests/plugins/legacy`).
+pub const LEGACY_WASM: &str = concat!(
+    env!("KEBAB_TEST_PLUGINS_DIR"),
+    "/kebab_test_plugin_legacy.wasm"
 );
