@@ -265,6 +265,26 @@ impl PluginsConfig {
     }
 }
 
+impl Config {
+    /// The chunk policy every plugin is given.
+    pub fn chunk_policy(&self) -> crate::plugin::ChunkPolicy {
+        crate::plugin::ChunkPolicy {
+            target_tokens: self.chunking.target_tokens,
+            overlap_tokens: self.chunking.overlap_tokens,
+        }
+    }
+
+    /// The policy hash the documents of plugin `name` carry: the chunk
+    /// policy and the plugin's settings.
+    pub fn policy_hash_for(&self, name: &str) -> String {
+        crate::ids::policy_hash(
+            self.chunking.target_tokens,
+            self.chunking.overlap_tokens,
+            &self.plugins.settings_for(name),
+        )
+    }
+}
+
 impl Default for Config {
     fn default() -> Self {
         Config {

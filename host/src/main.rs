@@ -373,17 +373,16 @@ fn run(cli: Cli) -> Result<u8> {
             ask(&Session::new(config, paths), &input, cli.json)
         }
         Command::Doctor => doctor(&Session::new(config, paths), config_error, cli.json),
-        Command::Plugin { what } => {
-            let app = App::open(config, paths)?;
-            kebab_plugin_cmd(&app, what, cli.json)
-        }
+        Command::Plugin { what } => kebab_plugin_cmd(&Session::new(config, paths), what, cli.json),
         Command::Models { what } => {
-            let app = App::open(config, paths)?;
+            let session = Session::new(config, paths);
             match what {
-                ModelsCmd::List => models_list(&app, cli.json),
-                ModelsCmd::Pull { name, endpoint } => models_pull(&app, &name, endpoint, cli.json),
+                ModelsCmd::List => models_list(&session, cli.json),
+                ModelsCmd::Pull { name, endpoint } => {
+                    models_pull(&session, &name, endpoint, cli.json)
+                }
                 ModelsCmd::ImportKoDic { source, out } => {
-                    models_import_ko_dic(&app, &source, out, cli.json)
+                    models_import_ko_dic(&session, &source, out, cli.json)
                 }
             }
         }

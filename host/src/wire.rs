@@ -331,6 +331,12 @@ pub fn json_schemas() -> Vec<(&'static str, schemars::Schema)> {
             .into_root_schema_for::<T>()
     }
     use crate::api::doctor::DoctorReport;
+    use crate::api::init::InitReport;
+    use crate::api::models::{KoDicImportReport, ModelPullReport, ModelsReport};
+    use crate::api::plugins::{
+        PluginInstallReport, PluginList, PluginNewReport, PluginRemoveReport, PluginTestReport,
+        PluginWhich,
+    };
     use crate::api::schema::SchemaReport;
     use crate::api::search::{BulkSearchItem, BulkSearchResponse};
     use crate::fetch::{ChunkInspection, FetchResult};
@@ -347,6 +353,16 @@ pub fn json_schemas() -> Vec<(&'static str, schemars::Schema)> {
         ("fetch_result.v1", schema::<FetchResult>()),
         ("ingest_progress.v1", schema::<ProgressLine<'static>>()),
         ("ingest_report.v1", schema::<IngestReport>()),
+        ("init.v1", schema::<InitReport>()),
+        ("ko_dic_import.v1", schema::<KoDicImportReport>()),
+        ("model_pull.v1", schema::<ModelPullReport>()),
+        ("models.v1", schema::<ModelsReport>()),
+        ("plugin_install.v1", schema::<PluginInstallReport>()),
+        ("plugin_list.v1", schema::<PluginList>()),
+        ("plugin_new.v1", schema::<PluginNewReport>()),
+        ("plugin_remove.v1", schema::<PluginRemoveReport>()),
+        ("plugin_test.v1", schema::<PluginTestReport>()),
+        ("plugin_which.v1", schema::<PluginWhich>()),
         ("schema.v1", schema::<SchemaReport>()),
         ("search_hit.v1", schema::<SearchHit>()),
         ("search_response.v1", schema::<SearchResponse>()),

@@ -63,6 +63,28 @@ fn a_plugin_built_against_api_1_0_0_installs_parses_and_is_cited() {
         "{:#}",
         hits[0]
     );
+
+    // What an install says it will re-index follows ingest's own rule:
+    // the same component again re-indexes nothing, but once the plugin's
+    // settings changed (a new policy hash) its document is stale.
+    let (again, _) = kb.json(&["plugin", "install", wasm.to_str().unwrap()]);
+    assert_eq!(
+        (
+            again["unchanged"].as_bool(),
+            again["documents_to_reindex"].as_u64()
+        ),
+        (Some(true), Some(0)),
+        "{again}"
+    );
+    std::fs::write(
+        kb.dir.path().join("config.toml"),
+        "[plugins.config.legacy]\nstyle = \"terse\"\n",
+    )
+    .unwrap();
+    let (stale, _) = kb.json(&["plugin", "install", wasm.to_str().unwrap()]);
+    assert_eq!(stale["documents_to_reindex"], 1, "{stale}");
+    let report = kb.ingest(&corpus);
+    assert_eq!(report["reindexed"], 1, "{report:#}");
 }
 
 /// `lang` of every document of `plugin`, by path.

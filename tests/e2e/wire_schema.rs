@@ -70,6 +70,72 @@ fn json_output_validates_against_the_committed_schemas() {
     }
     instances.push(("bulk_search_response.v1".into(), bulk));
 
+    instances.push(("init.v1".into(), lines(&kb, &["init"])[0].clone()));
+    instances.push(("models.v1".into(), lines(&kb, &["models", "list"])[0].clone()));
+    let out = kb.run(&["--json", "models", "pull", "no-such-model"]);
+    let err: Value = serde_json::from_slice(&out.stderr).unwrap();
+    assert_eq!(
+        (err["code"].as_str(), err["details"]["field"].as_str()),
+        (Some("invalid_input"), Some("name")),
+        "{err}"
+    );
+    instances.push(("error.v1".into(), err));
+
+    // Plugin management: install, list, info, which, test, new, remove.
+    let legacy = kebab_test_artifacts::LEGACY_WASM;
+    instances.push((
+        "plugin_install.v1".into(),
+        lines(&kb, &["plugin", "install", legacy])[0].clone(),
+    ));
+    instances.push((
+        "plugin_list.v1".into(),
+        lines(&kb, &["plugin", "list"])[0].clone(),
+    ));
+    instances.push((
+        "plugin_list.v1".into(),
+        lines(&kb, &["plugin", "info", "legacy"])[0].clone(),
+    ));
+    for path in ["notes/a.note", "x.unknown-ext"] {
+        instances.push((
+            "plugin_which.v1".into(),
+            lines(&kb, &["plugin", "which", path])[0].clone(),
+        ));
+    }
+    let sample = kb.dir.path().join("sample.note");
+    std::fs::write(&sample, "Title\n\nbody\n").unwrap();
+    let missing = kb.dir.path().join("missing.note");
+    let tested = lines(
+        &kb,
+        &[
+            "plugin",
+            "test",
+            "legacy",
+            sample.to_str().unwrap(),
+            missing.to_str().unwrap(),
+        ],
+    );
+    instances.push(("plugin_test.v1".into(), tested[0].clone()));
+    let projects = kb.dir.path().join("projects");
+    instances.push((
+        "plugin_new.v1".into(),
+        lines(
+            &kb,
+            &["plugin", "new", "demo", "--dir", projects.to_str().unwrap()],
+        )[0]
+        .clone(),
+    ));
+    instances.push((
+        "plugin_remove.v1".into(),
+        lines(&kb, &["plugin", "remove", "legacy"])[0].clone(),
+    ));
+    let out = kb.run(&["--json", "plugin", "info", "no-such-plugin"]);
+    let err: Value = serde_json::from_slice(&out.stderr).unwrap();
+    assert_eq!(
+        (err["code"].as_str(), err["details"]["name"].as_str()),
+        (Some("plugin_not_found"), Some("no-such-plugin"))
+    );
+    instances.push(("error.v1".into(), err));
+
     let schema_dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/wire-schema/v1");
     let out = validate(&schema_dir, &json!(instances));
     assert!(

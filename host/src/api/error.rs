@@ -11,9 +11,13 @@ use serde_json::{Value, json};
 use crate::app::AppError;
 use crate::config::ConfigError;
 use crate::embed::EmbedError;
+use crate::embed::pull::PullError;
 use crate::fetch::FetchError;
 use crate::ingest::IngestError;
+use crate::korean::KoreanError;
 use crate::llm::LlmError;
+use crate::plugin::install::InstallError;
+use crate::plugin::scaffold::ScaffoldError;
 use crate::search::SearchError;
 use crate::store::StoreError;
 use crate::wire::ErrorReport;
@@ -31,6 +35,17 @@ pub enum ApiError {
         field: &'static str,
         message: String,
     },
+    /// A plugin name no plugin has.
+    #[error("no plugin named {0}")]
+    UnknownPlugin(String),
+    #[error(transparent)]
+    Install(#[from] InstallError),
+    #[error(transparent)]
+    Scaffold(#[from] ScaffoldError),
+    #[error(transparent)]
+    Pull(#[from] PullError),
+    #[error(transparent)]
+    Korean(#[from] KoreanError),
     #[error(transparent)]
     App(#[from] AppError),
     #[error(transparent)]
@@ -147,6 +162,24 @@ fn classify_one(cause: &(dyn StdError + 'static)) -> Option<Classified> {
                 "check the field it names (`kebab schema` lists what each call takes)",
             )
             .with_details(json!({ "field": field })),
+            ApiError::UnknownPlugin(name) => Classified::new(
+                "plugin_not_found",
+                "`kebab plugin list` shows the built-in and installed plugins",
+            )
+            .with_details(json!({ "name": name })),
+            ApiError::Install(e) => classify_one(e)?,
+            ApiError::Scaffold(_) => Classified::new(
+                "invalid_input",
+                "plugin names are lowercase letters, digits and dashes; the target directory must not exist",
+            ),
+            ApiError::Pull(_) => Classified::new(
+                "io_error",
+                "check the network or pass --endpoint with a mirror; files already in place are kept",
+            ),
+            ApiError::Korean(_) => Classified::new(
+                "io_error",
+                "point at a compiled mecab-ko-dic directory (PyPI: python-mecab-ko-dic)",
+            ),
             ApiError::App(e) => classify_one(e)?,
             ApiError::Store(e) => classify_one(e)?,
             ApiError::Search(e) => classify_one(e)?,
@@ -197,6 +230,9 @@ fn classify_one(cause: &(dyn StdError + 'static)) -> Option<Classified> {
             AppError::Store(e) => classify_one(e),
             AppError::Plugins(_) => None,
         };
+    }
+    if let Some(e) = cause.downcast_ref::<InstallError>() {
+        return Some(Classified::new(e.code(), e.hint()));
     }
     if let Some(e) = cause.downcast_ref::<EmbedError>() {
         return Some(Classified::new("model_missing", e.hint()));

@@ -14,6 +14,9 @@
 pub mod ask;
 pub mod doctor;
 pub mod error;
+pub mod init;
+pub mod models;
+pub mod plugins;
 pub mod schema;
 pub mod search;
 

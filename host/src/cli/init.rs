@@ -1,43 +1,30 @@
-//! `kebab init`: config file, data directory, database.
+//! `kebab init`: renders [`kebab::api::init`].
 
 use super::prelude::*;
 
 pub(crate) fn init(paths: &Paths, force: bool, json: bool) -> Result<u8> {
-    let existed = paths.config_file.exists();
-    if !existed || force {
-        Config::write_default(&paths.config_file)?;
-    }
-    let app = App::open(Config::load(&paths.config_file)?, paths.clone())?;
-    let schema = app.store.schema_version()?;
+    let done = kebab::api::init::init(paths, force)?;
     if json {
-        print_json(&serde_json::json!({
-            "schema_version": "init.v1",
-            "config": paths.config_file,
-            "config_written": !existed || force,
-            "data_dir": paths.data_dir,
-            "sqlite": paths.sqlite(),
-            "db_schema_version": schema,
-        }))?;
-    } else {
-        let verb = if !existed {
-            "created"
-        } else if force {
-            "rewrote"
-        } else {
-            "kept"
-        };
-        println!("{verb:<8} {}", paths.config_file.display());
-        println!("{:<8} {}", "data", paths.data_dir.display());
-        println!(
-            "{:<8} {} (schema v{schema})",
-            "opened",
-            paths.sqlite().display()
-        );
-        println!(
-            "{:<8} edit {} then `kebab ingest <dir>`",
-            "hint",
-            paths.config_file.display()
-        );
+        print_json(&done)?;
+        return Ok(EXIT_OK);
     }
+    let verb = match (done.config_existed, done.config_written) {
+        (false, _) => "created",
+        (true, true) => "rewrote",
+        (true, false) => "kept",
+    };
+    println!("{verb:<8} {}", done.config.display());
+    println!("{:<8} {}", "data", done.data_dir.display());
+    println!(
+        "{:<8} {} (schema v{})",
+        "opened",
+        done.sqlite.display(),
+        done.db_schema_version
+    );
+    println!(
+        "{:<8} edit {} then `kebab ingest <dir>`",
+        "hint",
+        done.config.display()
+    );
     Ok(EXIT_OK)
 }

@@ -38,7 +38,7 @@ pub enum PullError {
 }
 
 /// How a downloaded file was checked.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, schemars::JsonSchema)]
 pub struct PulledFile {
     pub name: String,
     pub bytes: u64,

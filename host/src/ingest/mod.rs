@@ -100,6 +100,16 @@ struct Shared<'a> {
     cancel: &'a AtomicBool,
 }
 
+/// Whether a document indexed as `existing` is parsed again when its file
+/// (bytes unchanged) is routed to plugin `name` at `version`, whose
+/// documents carry `policy_hash`: the one staleness rule, also used to
+/// tell what a plugin install will re-index.
+pub fn reparses(existing: &IndexedDoc, name: &str, version: &str, policy_hash: &str) -> bool {
+    existing.plugin_name != name
+        || existing.plugin_version != version
+        || existing.policy_hash != policy_hash
+}
+
 /// What one plugin's calls in a run are given.
 struct PluginRun {
     /// Its `[plugins.config.<name>]` settings.
@@ -344,22 +354,16 @@ fn run_jobs(
     cancel: &AtomicBool,
     on_progress: &mut dyn FnMut(&Progress),
 ) -> Result<bool, IngestError> {
-    let policy = ChunkPolicy {
-        target_tokens: app.config.chunking.target_tokens,
-        overlap_tokens: app.config.chunking.overlap_tokens,
-    };
+    let policy = app.config.chunk_policy();
     let plugin_config = app.config.plugins.clone();
     let runs = plugins
         .registry
         .plugins()
         .iter()
         .map(|p| {
-            let settings = plugin_config.settings_for(p.name());
-            let policy_hash =
-                ids::policy_hash(policy.target_tokens, policy.overlap_tokens, &settings);
             let run = PluginRun {
-                settings: Arc::new(settings),
-                policy_hash,
+                settings: Arc::new(plugin_config.settings_for(p.name())),
+                policy_hash: app.config.policy_hash_for(p.name()),
             };
             (p.name().to_string(), run)
         })
@@ -492,9 +496,12 @@ fn process(job: &Job, plugin: Option<&RegisteredPlugin>, shared: &Shared<'_>) ->
     if let Some(existing) = existing
         && !shared.force
         && same_bytes
-        && existing.plugin_name == info.name
-        && existing.plugin_version == version
-        && existing.policy_hash == shared.run_for(&info.name).policy_hash
+        && !reparses(
+            existing,
+            &info.name,
+            &version,
+            &shared.run_for(&info.name).policy_hash,
+        )
     {
         return Outcome::Skipped(SkipReason::Unchanged, String::new());
     }

@@ -59,6 +59,45 @@ pub enum InstallError {
     Write { path: PathBuf, detail: String },
 }
 
+impl InstallError {
+    /// The `error.v1` code.
+    pub fn code(&self) -> &'static str {
+        match self {
+            InstallError::Source { .. } | InstallError::Write { .. } => "io_error",
+            InstallError::HashMismatch { .. } => "hash_mismatch",
+            InstallError::Load(_) => "plugin_invalid",
+            InstallError::Downgrade { .. }
+            | InstallError::VersionClash { .. }
+            | InstallError::ReplacesBuiltIn { .. } => "plugin_refused",
+            InstallError::NotInstalled(_) => "plugin_not_found",
+            InstallError::InvalidName(_) => "invalid_input",
+        }
+    }
+
+    /// What the user can do about it.
+    pub fn hint(&self) -> &'static str {
+        match self {
+            InstallError::Source { .. } => "check the path or URL (http/https) and try again",
+            InstallError::Write { .. } => {
+                "pass --data-dir DIR (or set KEBAB_DATA_DIR) to a writable place"
+            }
+            InstallError::HashMismatch { .. } => {
+                "the component is not the one the hash pins: check the source and the --blake3 value"
+            }
+            InstallError::Load(_) => {
+                "build a wasm32-wasip2 component against kebab's wit/ (`kebab plugin new` starts one)"
+            }
+            InstallError::Downgrade { .. }
+            | InstallError::VersionClash { .. }
+            | InstallError::ReplacesBuiltIn { .. } => {
+                "the message names the flag or the version change it needs"
+            }
+            InstallError::NotInstalled(_) => "`kebab plugin list` shows the installed plugins",
+            InstallError::InvalidName(_) => "plugin names are lowercase letters, digits and dashes",
+        }
+    }
+}
+
 /// What an install did.
 #[derive(Debug, Clone)]
 pub struct Installed {
