@@ -387,15 +387,15 @@ fn run(cli: Cli) -> Result<u8> {
             }
         }
         Command::Eval { what } => {
-            let mut app = App::open(config, paths)?;
+            let session = Session::new(config, paths);
             match what {
-                EvalCmd::Run { suite, mode, k } => eval_run(&mut app, &suite, &mode, k, cli.json),
+                EvalCmd::Run { suite, mode, k } => eval_run(&session, &suite, &mode, k, cli.json),
                 EvalCmd::Beir {
                     dir,
                     mode,
                     fusion,
                     limit,
-                } => eval_beir(&app, &dir, &mode, &fusion, limit, cli.json),
+                } => eval_beir(&session, &dir, &mode, &fusion, limit, cli.json),
             }
         }
         Command::Reindex { plugin } => {

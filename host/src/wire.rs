@@ -331,6 +331,7 @@ pub fn json_schemas() -> Vec<(&'static str, schemars::Schema)> {
             .into_root_schema_for::<T>()
     }
     use crate::api::doctor::DoctorReport;
+    use crate::api::eval::{BeirReport, EvalReport};
     use crate::api::init::InitReport;
     use crate::api::models::{KoDicImportReport, ModelPullReport, ModelsReport};
     use crate::api::plugins::{
@@ -343,6 +344,7 @@ pub fn json_schemas() -> Vec<(&'static str, schemars::Schema)> {
     use crate::ingest::{IngestReport, ProgressLine};
     vec![
         ("answer.v1", schema::<Answer>()),
+        ("beir_report.v1", schema::<BeirReport>()),
         ("bulk_search_item.v1", schema::<BulkSearchItem>()),
         ("bulk_search_response.v1", schema::<BulkSearchResponse>()),
         ("chunk_inspection.v1", schema::<ChunkInspection>()),
@@ -350,6 +352,7 @@ pub fn json_schemas() -> Vec<(&'static str, schemars::Schema)> {
         ("doc_summary.v1", schema::<DocSummary>()),
         ("doctor.v1", schema::<DoctorReport>()),
         ("error.v1", schema::<ErrorReport>()),
+        ("eval_report.v1", schema::<EvalReport>()),
         ("fetch_result.v1", schema::<FetchResult>()),
         ("ingest_progress.v1", schema::<ProgressLine<'static>>()),
         ("ingest_report.v1", schema::<IngestReport>()),

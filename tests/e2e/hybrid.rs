@@ -302,7 +302,7 @@ fn eval_run_and_beir_report_metrics_per_mode() {
     .unwrap();
     let (report, code) = kb.json(&["eval", "run", suite.to_str().unwrap(), "--k", "3"]);
     assert_eq!(code, 0, "{report}");
-    assert_eq!(report["schema_version"], "eval_report.v1");
+    crate::wire_schema::assert_conforms("eval_report.v1", &report);
     let modes = &report["modes"];
     // Lexical misses the paraphrase, finds the identifier: hit@3 = 0.5.
     assert_eq!(modes["lexical"]["hit_at_k"], 0.5, "{report}");
@@ -348,7 +348,7 @@ fn eval_run_and_beir_report_metrics_per_mode() {
     .unwrap();
     let (report, code) = kb.json(&["eval", "beir", dir.to_str().unwrap()]);
     assert_eq!(code, 0, "{report}");
-    assert_eq!(report["schema_version"], "beir_report.v1");
+    crate::wire_schema::assert_conforms("beir_report.v1", &report);
     assert_eq!(report["documents"], 5);
     let rows = report["modes"].as_array().unwrap();
     let by_mode = |m: &str| rows.iter().find(|r| r["mode"] == m).unwrap().clone();

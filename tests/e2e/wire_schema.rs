@@ -71,7 +71,10 @@ fn json_output_validates_against_the_committed_schemas() {
     instances.push(("bulk_search_response.v1".into(), bulk));
 
     instances.push(("init.v1".into(), lines(&kb, &["init"])[0].clone()));
-    instances.push(("models.v1".into(), lines(&kb, &["models", "list"])[0].clone()));
+    instances.push((
+        "models.v1".into(),
+        lines(&kb, &["models", "list"])[0].clone(),
+    ));
     let out = kb.run(&["--json", "models", "pull", "no-such-model"]);
     let err: Value = serde_json::from_slice(&out.stderr).unwrap();
     assert_eq!(
@@ -152,6 +155,19 @@ fn json_output_validates_against_the_committed_schemas() {
         .clone();
     broken.1["rank"] = json!("first");
     assert!(!validate(&schema_dir, &json!([broken])).status.success());
+}
+
+/// Panics unless `value` validates against the committed schema `id`
+/// (for outputs other tests produce at a cost: `eval run`, `eval beir`).
+pub fn assert_conforms(id: &str, value: &Value) {
+    let schema_dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/wire-schema/v1");
+    let out = validate(&schema_dir, &json!([[id, value]]));
+    assert!(
+        out.status.success(),
+        "{id} does not match its schema:\n{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 /// tests/wire/validate.py over `instances` (`[[schema_id, value], …]`).

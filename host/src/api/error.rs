@@ -12,6 +12,7 @@ use crate::app::AppError;
 use crate::config::ConfigError;
 use crate::embed::EmbedError;
 use crate::embed::pull::PullError;
+use crate::eval::EvalError;
 use crate::fetch::FetchError;
 use crate::ingest::IngestError;
 use crate::korean::KoreanError;
@@ -44,6 +45,10 @@ pub enum ApiError {
     Scaffold(#[from] ScaffoldError),
     #[error(transparent)]
     Pull(#[from] PullError),
+    #[error(transparent)]
+    Eval(#[from] EvalError),
+    #[error(transparent)]
+    Ingest(#[from] IngestError),
     #[error(transparent)]
     Korean(#[from] KoreanError),
     #[error(transparent)]
@@ -180,6 +185,11 @@ fn classify_one(cause: &(dyn StdError + 'static)) -> Option<Classified> {
                 "io_error",
                 "point at a compiled mecab-ko-dic directory (PyPI: python-mecab-ko-dic)",
             ),
+            ApiError::Eval(_) => Classified::new(
+                "invalid_input",
+                "check the suite or dataset file the message names",
+            ),
+            ApiError::Ingest(e) => classify_one(e)?,
             ApiError::App(e) => classify_one(e)?,
             ApiError::Store(e) => classify_one(e)?,
             ApiError::Search(e) => classify_one(e)?,

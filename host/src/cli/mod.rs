@@ -16,7 +16,6 @@ pub(crate) mod search;
 pub(crate) mod prelude {
     pub(crate) use std::io::{IsTerminal, Write};
     pub(crate) use std::path::PathBuf;
-    pub(crate) use std::sync::atomic::AtomicBool;
 
     pub(crate) use anyhow::{Context, Result};
     pub(crate) use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};

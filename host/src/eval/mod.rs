@@ -79,7 +79,7 @@ pub struct RankedHit {
 }
 
 /// Metrics of one query in one mode (`None` where undefined).
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, PartialEq, schemars::JsonSchema)]
 pub struct QueryResult {
     pub id: String,
     pub mode: &'static str,
@@ -92,7 +92,7 @@ pub struct QueryResult {
 }
 
 /// Means over the queries of one mode.
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, PartialEq, schemars::JsonSchema)]
 pub struct Aggregate {
     pub queries: usize,
     pub hit_at_k: Option<f64>,
