@@ -299,6 +299,13 @@ fn main() -> ExitCode {
 }
 
 fn run(cli: Cli) -> Result<u8> {
+    let (config, config_error, paths) = load_config(&cli)?;
+    dispatch(cli.command, config, paths, config_error, cli.json)
+}
+
+/// The config in force (defaults for a `doctor` whose config fails to
+/// load, with the error kept for its report) and the paths it implies.
+fn load_config(cli: &Cli) -> Result<(Config, Option<kebab::config::ConfigError>, Paths)> {
     let config_path = cli
         .config
         .clone()
@@ -317,11 +324,48 @@ fn run(cli: Cli) -> Result<u8> {
     }
     let paths = Paths::resolve(Some(config_path), cli.data_dir.clone(), &config);
     let config = config.with_data_dir(&paths.data_dir);
-    match cli.command {
-        Command::Init { force } => init(&paths, force, cli.json),
+    Ok((config, config_error, paths))
+}
+
+impl From<FetchWhat> for FetchTarget {
+    fn from(what: FetchWhat) -> Self {
+        match what {
+            FetchWhat::Chunk { id, context } => FetchTarget::Chunk {
+                chunk_id: id,
+                context,
+            },
+            FetchWhat::Doc { id, max_tokens } => FetchTarget::Doc {
+                doc_id: id,
+                max_tokens,
+            },
+            FetchWhat::Span {
+                doc_id,
+                line_start,
+                line_end,
+                max_tokens,
+            } => FetchTarget::Span {
+                doc_id,
+                line_start,
+                line_end,
+                max_tokens,
+            },
+        }
+    }
+}
+
+/// Run one command.
+fn dispatch(
+    command: Command,
+    config: Config,
+    paths: Paths,
+    config_error: Option<kebab::config::ConfigError>,
+    json: bool,
+) -> Result<u8> {
+    match command {
+        Command::Init { force } => init(&paths, force, json),
         Command::Ingest { path, strict } => {
             let mut app = App::open(config, paths)?;
-            ingest(&mut app, &path, strict, cli.json)
+            ingest(&mut app, &path, strict, json)
         }
         Command::Search {
             query,
@@ -337,7 +381,7 @@ fn run(cli: Cli) -> Result<u8> {
         } => {
             let session = Session::new(config, paths);
             if bulk {
-                return search_bulk(&session, cli.json);
+                return search_bulk(&session, json);
             }
             let input = SearchInput {
                 query: query.unwrap_or_default(),
@@ -349,12 +393,12 @@ fn run(cli: Cli) -> Result<u8> {
                 code_lang,
                 repo,
             };
-            search(&session, &input, explain, cli.json)
+            search(&session, &input, explain, json)
         }
         Command::List {
             what: ListWhat::Docs,
-        } => list_docs(&Session::new(config, paths), cli.json),
-        Command::Schema => schema(&Session::new(config, paths), cli.json),
+        } => list_docs(&Session::new(config, paths), json),
+        Command::Schema => schema(&Session::new(config, paths), json),
         Command::Mcp => mcp::serve(config, paths),
         Command::Ask {
             question,
@@ -370,62 +414,20 @@ fn run(cli: Cli) -> Result<u8> {
                 k,
                 explain,
             };
-            ask(&Session::new(config, paths), &input, cli.json)
+            ask(&Session::new(config, paths), &input, json)
         }
-        Command::Doctor => doctor(&Session::new(config, paths), config_error, cli.json),
-        Command::Plugin { what } => kebab_plugin_cmd(&Session::new(config, paths), what, cli.json),
-        Command::Models { what } => {
-            let session = Session::new(config, paths);
-            match what {
-                ModelsCmd::List => models_list(&session, cli.json),
-                ModelsCmd::Pull { name, endpoint } => {
-                    models_pull(&session, &name, endpoint, cli.json)
-                }
-                ModelsCmd::ImportKoDic { source, out } => {
-                    models_import_ko_dic(&session, &source, out, cli.json)
-                }
-            }
-        }
-        Command::Eval { what } => {
-            let session = Session::new(config, paths);
-            match what {
-                EvalCmd::Run { suite, mode, k } => eval_run(&session, &suite, &mode, k, cli.json),
-                EvalCmd::Beir {
-                    dir,
-                    mode,
-                    fusion,
-                    limit,
-                } => eval_beir(&session, &dir, &mode, &fusion, limit, cli.json),
-            }
-        }
+        Command::Doctor => doctor(&Session::new(config, paths), config_error, json),
+        Command::Plugin { what } => kebab_plugin_cmd(&Session::new(config, paths), what, json),
+        Command::Models { what } => models_cmd(&Session::new(config, paths), what, json),
+        Command::Eval { what } => eval_cmd(&Session::new(config, paths), what, json),
         Command::Reindex { plugin } => {
             let mut app = App::open(config, paths)?;
-            reindex(&mut app, &plugin, cli.json)
+            reindex(&mut app, &plugin, json)
         }
         Command::Fetch { what } => {
-            let target = match what {
-                FetchWhat::Chunk { id, context } => FetchTarget::Chunk {
-                    chunk_id: id,
-                    context,
-                },
-                FetchWhat::Doc { id, max_tokens } => FetchTarget::Doc {
-                    doc_id: id,
-                    max_tokens,
-                },
-                FetchWhat::Span {
-                    doc_id,
-                    line_start,
-                    line_end,
-                    max_tokens,
-                } => FetchTarget::Span {
-                    doc_id,
-                    line_start,
-                    line_end,
-                    max_tokens,
-                },
-            };
+            let target = FetchTarget::from(what);
             let result = Session::new(config, paths).fetch(&target)?;
-            if cli.json {
+            if json {
                 print_json(&result)?;
             } else {
                 print_fetch(&result);

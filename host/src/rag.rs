@@ -96,17 +96,7 @@ pub fn ask(
         None => question.to_string(),
     };
     let filter = Default::default();
-    let mode = match (opts.mode, opts.vectors) {
-        (Some(search::Mode::Lexical), _) | (None, None) => search::Mode::Lexical,
-        (Some(m), Some(_)) => m,
-        (None, Some(_)) => search::Mode::Hybrid,
-        (Some(m), None) => {
-            return Err(search::SearchError::NoVectors {
-                mode: m.as_str(),
-                reason: "no embedding model is loaded".into(),
-            });
-        }
-    };
+    let mode = retrieval_mode(opts)?;
     let vectors = opts.vectors.filter(|_| mode != search::Mode::Lexical);
     let request = search::Request {
         query: &query,
@@ -136,80 +126,127 @@ pub fn ask(
     draft.mode = mode.as_str();
     draft.embedding = vectors.map(|v| EmbeddingRef::of(v.embedder.spec()));
 
-    let outcome = if retrieved.is_empty() {
+    let (packed, error) = if retrieved.is_empty() {
         draft.refuse(
             "no_chunks",
             refusal_text(korean, "no_chunks", rag.score_gate, &[]),
             Vec::new(),
         );
-        AskOutcome {
-            answer: draft.finish(started),
-            retrieved,
-            packed: Vec::new(),
-            error: None,
-        }
+        (Vec::new(), None)
     } else if top_score < rag.score_gate {
-        let candidates: Vec<AnswerCitation> = retrieved
+        let nearest = &retrieved[..retrieved.len().min(CANDIDATES)];
+        let candidates: Vec<AnswerCitation> = nearest
             .iter()
-            .take(CANDIDATES)
             .map(|r| AnswerCitation {
                 marker: None,
                 citation: r.hit.citation.clone(),
             })
             .collect();
-        let text = refusal_text(
-            korean,
-            "score_gate",
-            rag.score_gate,
-            &retrieved[..retrieved.len().min(CANDIDATES)],
-        );
+        let text = refusal_text(korean, "score_gate", rag.score_gate, nearest);
         draft.refuse("score_gate", text, candidates);
-        AskOutcome {
-            answer: draft.finish(started),
-            retrieved,
-            packed: Vec::new(),
-            error: None,
-        }
+        (Vec::new(), None)
     } else {
-        let budget = rag
-            .max_context_tokens
-            .min(llm.config().context_tokens.saturating_sub(
-                estimate_tokens(SYSTEM_PROMPT)
-                    + estimate_tokens(question)
-                    + llm.config().max_answer_tokens,
-            ))
-            .max(1);
-        let packed = pack(&retrieved, budget);
-        let used: u32 = packed.iter().map(|p| p.tokens).sum();
-        let messages = messages(question, &packed, &history, budget.saturating_sub(used));
-        let result = llm.chat(&messages, on_token, cancel);
-        let error = match result {
-            Ok(completion) => {
-                draft.judge(&completion, &packed);
-                None
-            }
-            Err(e) => {
-                draft.failed(&e);
-                Some(e)
-            }
+        let turn = Turn {
+            question,
+            history: &history,
+            explain: opts.explain,
         };
-        draft.chunks_used = packed.len() as u32;
-        if opts.explain {
-            draft.packed_json = Some(Value::Array(
-                packed
-                    .iter()
-                    .map(|p| json!({ "marker": p.marker, "chunk_id": p.retrieved.hit.chunk_id, "text": p.retrieved.text }))
-                    .collect(),
-            ));
+        generate(&mut draft, llm, rag, &turn, &retrieved, on_token, cancel)
+    };
+    let outcome = AskOutcome {
+        answer: draft.finish(started),
+        retrieved,
+        packed,
+        error,
+    };
+    record(store, &draft, &outcome, opts, &history, question, llm)?;
+    Ok(outcome)
+}
+
+/// The retrieval mode of an ask: the one asked for (vector modes need a
+/// loaded model), else hybrid with a model and lexical without.
+fn retrieval_mode(opts: &AskOptions<'_>) -> Result<search::Mode, search::SearchError> {
+    Ok(match (opts.mode, opts.vectors) {
+        (Some(search::Mode::Lexical), _) | (None, None) => search::Mode::Lexical,
+        (Some(m), Some(_)) => m,
+        (None, Some(_)) => search::Mode::Hybrid,
+        (Some(m), None) => {
+            return Err(search::SearchError::NoVectors {
+                mode: m.as_str(),
+                reason: "no embedding model is loaded".into(),
+            });
         }
-        AskOutcome {
-            answer: draft.finish(started),
-            retrieved,
-            packed,
-            error,
+    })
+}
+
+/// The conversation turn being answered.
+struct Turn<'a> {
+    question: &'a str,
+    history: &'a [TurnRow],
+    /// Keep the packed evidence in the answer (`--explain`).
+    explain: bool,
+}
+
+/// Pack the evidence into the model's budget, ask the model, and let the
+/// draft judge the completion; the packed evidence and the model's error.
+fn generate(
+    draft: &mut Draft<'_>,
+    llm: &LlmClient,
+    rag: &crate::config::RagConfig,
+    turn: &Turn<'_>,
+    retrieved: &[Retrieved],
+    on_token: &mut dyn FnMut(&str),
+    cancel: &AtomicBool,
+) -> (Vec<Packed>, Option<LlmError>) {
+    let budget = rag
+        .max_context_tokens
+        .min(llm.config().context_tokens.saturating_sub(
+            estimate_tokens(SYSTEM_PROMPT)
+                + estimate_tokens(turn.question)
+                + llm.config().max_answer_tokens,
+        ))
+        .max(1);
+    let packed = pack(retrieved, budget);
+    let used: u32 = packed.iter().map(|p| p.tokens).sum();
+    let messages = messages(
+        turn.question,
+        &packed,
+        turn.history,
+        budget.saturating_sub(used),
+    );
+    let error = match llm.chat(&messages, on_token, cancel) {
+        Ok(completion) => {
+            draft.judge(&completion, &packed);
+            None
+        }
+        Err(e) => {
+            draft.failed(&e);
+            Some(e)
         }
     };
+    draft.chunks_used = packed.len() as u32;
+    if turn.explain {
+        draft.packed_json = Some(Value::Array(
+            packed
+                .iter()
+                .map(|p| json!({ "marker": p.marker, "chunk_id": p.retrieved.hit.chunk_id, "text": p.retrieved.text }))
+                .collect(),
+        ));
+    }
+    (packed, error)
+}
 
+/// Store the answer, and the turn when the ask belongs to a session and
+/// the model answered.
+fn record(
+    store: &mut Store,
+    draft: &Draft<'_>,
+    outcome: &AskOutcome,
+    opts: &AskOptions<'_>,
+    history: &[TurnRow],
+    question: &str,
+    llm: &LlmClient,
+) -> Result<(), search::SearchError> {
     let answer = &outcome.answer;
     store.insert_answer(&draft.row(answer))?;
     if let (Some(session), None) = (&opts.session, &outcome.error) {
@@ -227,7 +264,7 @@ pub fn ask(
             &snapshot,
         )?;
     }
-    Ok(outcome)
+    Ok(())
 }
 
 /// Evidence in rank order while it fits `budget` tokens; the first chunk

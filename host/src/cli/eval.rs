@@ -8,8 +8,21 @@ fn note(message: String) {
     eprintln!("note: {message}");
 }
 
+/// `kebab eval …`.
+pub(crate) fn eval_cmd(session: &Session, what: EvalCmd, json: bool) -> Result<u8> {
+    match what {
+        EvalCmd::Run { suite, mode, k } => eval_run(session, &suite, &mode, k, json),
+        EvalCmd::Beir {
+            dir,
+            mode,
+            fusion,
+            limit,
+        } => eval_beir(session, &dir, &mode, &fusion, limit, json),
+    }
+}
+
 /// `kebab eval run SUITE`.
-pub(crate) fn eval_run(
+fn eval_run(
     session: &Session,
     suite: &std::path::Path,
     requested: &[String],
@@ -45,7 +58,7 @@ fn print_eval(r: &EvalReport) {
 }
 
 /// `kebab eval beir DIR`.
-pub(crate) fn eval_beir(
+fn eval_beir(
     session: &Session,
     dir: &std::path::Path,
     requested: &[String],

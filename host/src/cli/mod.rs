@@ -39,5 +39,7 @@ pub(crate) mod prelude {
     pub(crate) use super::output::*;
     pub(crate) use super::plugin::*;
     pub(crate) use super::search::*;
-    pub(crate) use crate::{EXIT_ERROR, EXIT_NO_HIT, EXIT_OK, EXIT_UNHEALTHY, PluginCmd};
+    pub(crate) use crate::{
+        EXIT_ERROR, EXIT_NO_HIT, EXIT_OK, EXIT_UNHEALTHY, EvalCmd, ModelsCmd, PluginCmd,
+    };
 }

