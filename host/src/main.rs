@@ -364,8 +364,7 @@ fn dispatch(
     match command {
         Command::Init { force } => init(&paths, force, json),
         Command::Ingest { path, strict } => {
-            let mut app = App::open(config, paths)?;
-            ingest(&mut app, &path, strict, json)
+            ingest(&Session::new(config, paths), &path, strict, json)
         }
         Command::Search {
             query,
@@ -420,10 +419,7 @@ fn dispatch(
         Command::Plugin { what } => kebab_plugin_cmd(&Session::new(config, paths), what, json),
         Command::Models { what } => models_cmd(&Session::new(config, paths), what, json),
         Command::Eval { what } => eval_cmd(&Session::new(config, paths), what, json),
-        Command::Reindex { plugin } => {
-            let mut app = App::open(config, paths)?;
-            reindex(&mut app, &plugin, json)
-        }
+        Command::Reindex { plugin } => reindex(&Session::new(config, paths), &plugin, json),
         Command::Fetch { what } => {
             let target = FetchTarget::from(what);
             let result = Session::new(config, paths).fetch(&target)?;

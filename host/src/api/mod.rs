@@ -15,6 +15,7 @@ pub mod ask;
 pub mod doctor;
 pub mod error;
 pub mod eval;
+pub mod ingest;
 pub mod init;
 pub mod models;
 pub mod plugins;

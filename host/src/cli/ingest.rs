@@ -4,45 +4,22 @@ use super::prelude::*;
 use kebab::sanitize::escape_control;
 
 pub(crate) fn ingest(
-    app: &mut App,
+    session: &Session,
     path: &std::path::Path,
     strict: bool,
     json: bool,
 ) -> Result<u8> {
-    let plugins = app.plugins().context("cannot load parser plugins")?;
-    for w in &plugins.warnings {
-        eprintln!("warning: {}", kebab::sanitize::escape_control(w));
-    }
-    let indexes = kebab::indexes::Indexes::open(app, true);
     let report = with_progress(json, |on_progress| {
-        kebab::ingest::ingest(
-            app,
-            &plugins,
-            &indexes,
-            path,
-            kebab::interrupt::flag(),
-            on_progress,
-        )
+        let mut note = |w: String| eprintln!("warning: {}", kebab::sanitize::escape_control(&w));
+        session.ingest(path, kebab::interrupt::flag(), &mut note, on_progress)
     })?;
     Ok(exit_code(&report, strict))
 }
 
 /// `kebab reindex --plugin NAME`.
-pub(crate) fn reindex(app: &mut App, plugin: &str, json: bool) -> Result<u8> {
-    let plugins = app.plugins().context("cannot load parser plugins")?;
-    if plugins.registry.get(plugin).is_none() {
-        anyhow::bail!("no plugin named {plugin} (see `kebab plugin list`)");
-    }
-    let indexes = kebab::indexes::Indexes::open(app, true);
+pub(crate) fn reindex(session: &Session, plugin: &str, json: bool) -> Result<u8> {
     let report = with_progress(json, |on_progress| {
-        kebab::ingest::reindex(
-            app,
-            &plugins,
-            &indexes,
-            plugin,
-            kebab::interrupt::flag(),
-            on_progress,
-        )
+        session.reindex(plugin, kebab::interrupt::flag(), on_progress)
     })?;
     Ok(exit_code(&report, false))
 }
@@ -63,7 +40,7 @@ fn exit_code(report: &IngestReport, strict: bool) -> u8 {
 /// `ingest_progress.v1` lines with `--json`; then print the report.
 fn with_progress(
     json: bool,
-    job: impl FnOnce(&mut dyn FnMut(&Progress)) -> Result<IngestReport, kebab::ingest::IngestError>,
+    job: impl FnOnce(&mut dyn FnMut(&Progress)) -> Result<IngestReport, kebab::api::ApiError>,
 ) -> Result<IngestReport> {
     kebab::interrupt::install_handler();
     let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());

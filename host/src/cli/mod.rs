@@ -23,7 +23,7 @@ pub(crate) mod prelude {
 
     pub(crate) use kebab::api::search::SearchInput;
     pub(crate) use kebab::api::{FetchTarget, Session};
-    pub(crate) use kebab::app::{App, Paths};
+    pub(crate) use kebab::app::Paths;
     pub(crate) use kebab::config::Config;
     pub(crate) use kebab::ingest::{IngestReport, Progress};
     pub(crate) use kebab::llm::{LlmError, Provider};
