@@ -114,6 +114,51 @@ pub fn sync_vectors(
 
     // 1. Remove rows SQLite does not vouch for (and duplicates).
     let t = Instant::now();
+    report.removed = remove_unvouched(app, vectors, key)?;
+    timings.vector_store_ms += t.elapsed().as_secs_f64() * 1000.0;
+
+    // 2. Embed what has no vector.
+    let mut total_missing: Option<usize> = None;
+    loop {
+        let missing = app.store.chunks_missing_vectors(key, BATCH)?;
+        if missing.is_empty() {
+            break;
+        }
+        let total = *total_missing.get_or_insert_with(|| {
+            // One count query for the progress bar's length.
+            app.store
+                .count_chunks_missing_vectors(key)
+                .unwrap_or(missing.len())
+        });
+        let batch_started = Instant::now();
+        on_progress(&Progress::EmbedBatchStarted {
+            n_chunks: missing.len(),
+        });
+        let ids = embed_batch(app, embedder, vectors, key, missing, timings, &mut report)?;
+        on_progress(&Progress::EmbedBatchFinished {
+            n_chunks: ids.len(),
+            ms: batch_started.elapsed().as_millis() as u64,
+            done: report.embedded + report.from_cache,
+            total,
+        });
+    }
+
+    let t = Instant::now();
+    report.total = vectors.count()?;
+    if report.embedded + report.from_cache > 0 {
+        report.ann_index = vectors.ensure_index(ann_min_rows)?;
+    }
+    timings.vector_store_ms += t.elapsed().as_secs_f64() * 1000.0;
+    Ok(report)
+}
+
+/// Delete vector rows SQLite does not record for this model, and every
+/// copy of a duplicated row (re-embedded later); how many were stale.
+fn remove_unvouched(
+    app: &mut App,
+    vectors: &VectorStore,
+    key: ModelKey<'_>,
+) -> Result<usize, DerivedError> {
     let recorded = app.store.embedded_chunk_ids(key)?;
     let mut seen = HashSet::new();
     let mut stale = Vec::new();
@@ -132,87 +177,68 @@ pub fn sync_vectors(
         vectors.delete_chunks(&duplicated)?;
         app.store.forget_embeddings(key, &duplicated)?;
     }
-    report.removed = stale.len();
+    Ok(stale.len())
+}
+
+/// Vectors for one batch of chunks: cached ones by text hash, the rest
+/// embedded (each distinct text once); stored in the table and recorded
+/// in SQLite. The batch's chunk ids.
+fn embed_batch(
+    app: &mut App,
+    embedder: &Embedder,
+    vectors: &VectorStore,
+    key: ModelKey<'_>,
+    missing: Vec<crate::store::MissingVector>,
+    timings: &mut Timings,
+    report: &mut VectorReport,
+) -> Result<Vec<String>, DerivedError> {
+    let t = Instant::now();
+    let texts: Vec<String> = missing
+        .iter()
+        .map(|m| embedder.passage_text(&m.text))
+        .collect();
+    let hashes: Vec<String> = texts.iter().map(|t| text_hash(t)).collect();
+    let mut known: HashMap<String, Vec<f32>> = app.store.cached_vectors(key, &hashes)?;
     timings.vector_store_ms += t.elapsed().as_secs_f64() * 1000.0;
-
-    // 2. Embed what has no vector.
-    let mut total_missing: Option<usize> = None;
-    loop {
-        let missing = app.store.chunks_missing_vectors(key, BATCH)?;
-        if missing.is_empty() {
-            break;
-        }
-        let total = *total_missing.get_or_insert_with(|| {
-            // One count query for the progress bar's length.
-            app.store
-                .count_chunks_missing_vectors(key)
-                .unwrap_or(missing.len())
-        });
-        let t = Instant::now();
-        let texts: Vec<String> = missing
-            .iter()
-            .map(|m| embedder.passage_text(&m.text))
-            .collect();
-        let hashes: Vec<String> = texts.iter().map(|t| text_hash(t)).collect();
-        let mut known: HashMap<String, Vec<f32>> = app.store.cached_vectors(key, &hashes)?;
-        timings.vector_store_ms += t.elapsed().as_secs_f64() * 1000.0;
-
-        let batch_started = Instant::now();
-        on_progress(&Progress::EmbedBatchStarted {
-            n_chunks: missing.len(),
-        });
-        let t = Instant::now();
-        let mut to_embed: Vec<usize> = Vec::new();
-        let mut queued = HashSet::new();
-        for (i, h) in hashes.iter().enumerate() {
-            if !known.contains_key(h) && queued.insert(h.clone()) {
-                to_embed.push(i);
-            }
-        }
-        let fresh = embedder.embed_passages(
-            &to_embed
-                .iter()
-                .map(|&i| texts[i].clone())
-                .collect::<Vec<_>>(),
-        )?;
-        timings.embed_ms += t.elapsed().as_secs_f64() * 1000.0;
-
-        let t = Instant::now();
-        let fresh: Vec<(String, Vec<f32>)> = to_embed
-            .iter()
-            .map(|&i| hashes[i].clone())
-            .zip(fresh)
-            .collect();
-        app.store.cache_vectors(key, &fresh)?;
-        report.embedded += fresh.len();
-        report.from_cache += missing.len() - fresh.len();
-        known.extend(fresh);
-        let rows: Vec<VectorRow> = missing
-            .iter()
-            .zip(&hashes)
-            .map(|(m, h)| VectorRow {
-                chunk_id: m.chunk_id.clone(),
-                doc_id: m.doc_id.clone(),
-                vector: known[h].clone(),
-            })
-            .collect();
-        vectors.add(&rows)?;
-        let ids: Vec<String> = missing.into_iter().map(|m| m.chunk_id).collect();
-        app.store.record_embeddings(key, vectors.name(), &ids)?;
-        timings.vector_store_ms += t.elapsed().as_secs_f64() * 1000.0;
-        on_progress(&Progress::EmbedBatchFinished {
-            n_chunks: ids.len(),
-            ms: batch_started.elapsed().as_millis() as u64,
-            done: report.embedded + report.from_cache,
-            total,
-        });
-    }
 
     let t = Instant::now();
-    report.total = vectors.count()?;
-    if report.embedded + report.from_cache > 0 {
-        report.ann_index = vectors.ensure_index(ann_min_rows)?;
+    let mut to_embed: Vec<usize> = Vec::new();
+    let mut queued = HashSet::new();
+    for (i, h) in hashes.iter().enumerate() {
+        if !known.contains_key(h) && queued.insert(h.clone()) {
+            to_embed.push(i);
+        }
     }
+    let fresh = embedder.embed_passages(
+        &to_embed
+            .iter()
+            .map(|&i| texts[i].clone())
+            .collect::<Vec<_>>(),
+    )?;
+    timings.embed_ms += t.elapsed().as_secs_f64() * 1000.0;
+
+    let t = Instant::now();
+    let fresh: Vec<(String, Vec<f32>)> = to_embed
+        .iter()
+        .map(|&i| hashes[i].clone())
+        .zip(fresh)
+        .collect();
+    app.store.cache_vectors(key, &fresh)?;
+    report.embedded += fresh.len();
+    report.from_cache += missing.len() - fresh.len();
+    known.extend(fresh);
+    let rows: Vec<VectorRow> = missing
+        .iter()
+        .zip(&hashes)
+        .map(|(m, h)| VectorRow {
+            chunk_id: m.chunk_id.clone(),
+            doc_id: m.doc_id.clone(),
+            vector: known[h].clone(),
+        })
+        .collect();
+    vectors.add(&rows)?;
+    let ids: Vec<String> = missing.into_iter().map(|m| m.chunk_id).collect();
+    app.store.record_embeddings(key, vectors.name(), &ids)?;
     timings.vector_store_ms += t.elapsed().as_secs_f64() * 1000.0;
-    Ok(report)
+    Ok(ids)
 }

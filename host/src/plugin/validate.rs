@@ -68,7 +68,6 @@ pub fn validate(
     source: SourceShape,
     limits: &OutputLimits,
 ) -> Result<(), InvalidOutput> {
-    let fail = |m: String| Err(InvalidOutput(m));
     count("blocks", doc.blocks.len(), limits.max_blocks, "max_blocks")?;
     count("chunks", chunks.len(), limits.max_chunks, "max_chunks")?;
     count(
@@ -77,30 +76,66 @@ pub fn validate(
         limits.max_metadata_entries,
         "max_metadata_entries",
     )?;
-    let mut total = 0usize;
-    let mut account = |what: &str, text: &str, cap: usize, cap_name: &str| {
+    let mut budget = Budget { limits, total: 0 };
+    check_document(doc, source, &mut budget)?;
+    check_chunks(doc, chunks, source, &mut budget)
+}
+
+/// The output's size so far against the per-text caps and the total cap.
+struct Budget<'a> {
+    limits: &'a OutputLimits,
+    total: usize,
+}
+
+impl Budget<'_> {
+    /// Count `text` (a `what`, capped at `cap` by config key `cap_name`).
+    fn account(
+        &mut self,
+        what: &str,
+        text: &str,
+        cap: usize,
+        cap_name: &str,
+    ) -> Result<(), InvalidOutput> {
         if text.len() > cap {
             return Err(InvalidOutput(format!(
                 "{what} is {} bytes (limit {cap}, {cap_name})",
                 text.len()
             )));
         }
-        total += text.len();
-        if total > limits.max_total_bytes {
+        self.total += text.len();
+        if self.total > self.limits.max_total_bytes {
             return Err(InvalidOutput(format!(
                 "output exceeds {} bytes in total (max_output_mb)",
-                limits.max_total_bytes
+                self.limits.max_total_bytes
             )));
         }
         Ok(())
-    };
-    let field = limits.max_field_bytes;
+    }
+
+    /// Count a short label (title, heading, symbol…) under `max_field_bytes`.
+    fn field(&mut self, what: &str, text: &str) -> Result<(), InvalidOutput> {
+        self.account(what, text, self.limits.max_field_bytes, "max_field_bytes")
+    }
+
+    /// Count a block or chunk text under `max_text_kb`.
+    fn text(&mut self, text: &str) -> Result<(), InvalidOutput> {
+        self.account("text", text, self.limits.max_text_bytes, "max_text_kb")
+    }
+}
+
+/// The document's fields and blocks.
+fn check_document(
+    doc: &Document,
+    source: SourceShape,
+    budget: &mut Budget<'_>,
+) -> Result<(), InvalidOutput> {
+    let limits = budget.limits;
     for text in doc.title.iter().chain(doc.lang.iter()) {
-        account("title or language", text, field, "max_field_bytes")?;
+        budget.field("title or language", text)?;
     }
     for (k, v) in &doc.metadata {
-        account("metadata key", k, field, "max_field_bytes")?;
-        account(
+        budget.field("metadata key", k)?;
+        budget.account(
             "metadata value",
             v,
             limits.max_metadata_value_bytes,
@@ -109,30 +144,44 @@ pub fn validate(
     }
     for (i, b) in doc.blocks.iter().enumerate() {
         let at = |m: String| InvalidOutput(format!("block {i}: {m}"));
-        account("text", &b.text, limits.max_text_bytes, "max_text_kb").map_err(|e| at(e.0))?;
+        budget.text(&b.text).map_err(|e| at(e.0))?;
         for text in b.heading_path.iter().chain(b.lang.iter()) {
-            account("heading or language", text, field, "max_field_bytes").map_err(|e| at(e.0))?;
+            budget
+                .field("heading or language", text)
+                .map_err(|e| at(e.0))?;
         }
         check_heading_path(&b.heading_path, limits).map_err(at)?;
         check_span(&b.span, source).map_err(at)?;
         for text in span_strings(&b.span) {
-            account("span label", text, field, "max_field_bytes").map_err(|e| at(e.0))?;
+            budget.field("span label", text).map_err(|e| at(e.0))?;
         }
         if let Some(level) = b.level
             && !(1..=6).contains(&level)
         {
-            return fail(format!("block {i}: heading level {level} outside 1–6"));
+            return Err(at(format!("heading level {level} outside 1–6")));
         }
     }
+    Ok(())
+}
+
+/// Every chunk: text, spans, block references, caps, and no twins.
+fn check_chunks(
+    doc: &Document,
+    chunks: &[Chunk],
+    source: SourceShape,
+    budget: &mut Budget<'_>,
+) -> Result<(), InvalidOutput> {
+    let limits = budget.limits;
+    let fail = |m: String| Err(InvalidOutput(m));
     let mut seen: HashMap<u64, Vec<usize>> = HashMap::new();
     for (i, c) in chunks.iter().enumerate() {
         let at = |m: String| InvalidOutput(format!("chunk {i}: {m}"));
-        account("text", &c.text, limits.max_text_bytes, "max_text_kb").map_err(|e| at(e.0))?;
+        budget.text(&c.text).map_err(|e| at(e.0))?;
         if c.text.trim().is_empty() {
             return fail(format!("chunk {i} has no text"));
         }
         for text in &c.heading_path {
-            account("heading", text, field, "max_field_bytes").map_err(|e| at(e.0))?;
+            budget.field("heading", text).map_err(|e| at(e.0))?;
         }
         check_heading_path(&c.heading_path, limits).map_err(at)?;
         count(
@@ -155,7 +204,7 @@ pub fn validate(
         for s in &c.spans {
             check_span(s, source).map_err(at)?;
             for text in span_strings(s) {
-                account("span label", text, field, "max_field_bytes").map_err(|e| at(e.0))?;
+                budget.field("span label", text).map_err(|e| at(e.0))?;
             }
         }
         if let Some(bad) = c.blocks.iter().find(|&&b| b as usize >= doc.blocks.len()) {

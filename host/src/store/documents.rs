@@ -142,91 +142,8 @@ impl Store {
         delete_by_path(&tx, &doc.workspace_path)?;
         let now = now_rfc3339();
         let created_at = previous.as_ref().map_or(now.as_str(), |p| p.1.as_str());
-        tx.execute(
-            "INSERT INTO assets (asset_id, source_uri, workspace_path, media_type, byte_len, checksum,
-                                 storage_kind, storage_path, discovered_at)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'reference', ?2, ?7)
-             ON CONFLICT(asset_id) DO NOTHING",
-            params![
-                doc.asset_id,
-                doc.source_uri,
-                doc.workspace_path,
-                doc.media_type,
-                doc.byte_len as i64,
-                doc.checksum,
-                now
-            ],
-        )?;
-        tx.execute(
-            "INSERT INTO documents (doc_id, asset_id, workspace_path, source_uri, title, lang, source_type,
-                                    trust_level, parser_version, chunker_version, plugin_name, plugin_version,
-                                    policy_hash, fallback_reason, doc_version, schema_version, metadata_json,
-                                    provenance_json, created_at, updated_at)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 'primary', ?8, ?9, ?10, ?11, ?12, ?13, 1, 1, ?14, ?15, ?16, ?17)",
-            params![
-                doc.doc_id,
-                doc.asset_id,
-                doc.workspace_path,
-                doc.source_uri,
-                doc.title,
-                doc.lang,
-                doc.source_type,
-                doc.parser_version,
-                doc.chunker_version,
-                doc.plugin_name,
-                doc.plugin_version,
-                doc.policy_hash,
-                doc.fallback_reason,
-                doc.metadata.to_string(),
-                doc.provenance.to_string(),
-                created_at,
-                now
-            ],
-        )?;
-        {
-            let mut tag =
-                tx.prepare("INSERT OR IGNORE INTO document_tags (doc_id, tag) VALUES (?1, ?2)")?;
-            for t in &doc.tags {
-                tag.execute(params![doc.doc_id, t])?;
-            }
-            let mut block = tx.prepare(
-                "INSERT INTO blocks (block_id, doc_id, kind, heading_path_json, ordinal, source_span_json, payload_json)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-            )?;
-            for (i, b) in doc.blocks.iter().enumerate() {
-                block.execute(params![
-                    b.block_id,
-                    doc.doc_id,
-                    b.kind,
-                    json_text(&b.heading_path),
-                    i as i64,
-                    b.span.to_string(),
-                    b.payload.to_string()
-                ])?;
-            }
-            let mut chunk = tx.prepare(
-                "INSERT INTO chunks (chunk_id, doc_id, ordinal, text, heading_path_json, section_label,
-                                     source_spans_json, token_estimate, chunker_version, policy_hash,
-                                     block_ids_json, created_at)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
-            )?;
-            for (i, c) in doc.chunks.iter().enumerate() {
-                chunk.execute(params![
-                    c.chunk_id,
-                    doc.doc_id,
-                    i as i64,
-                    c.text,
-                    json_text(&c.heading_path),
-                    c.section_label,
-                    c.spans.to_string(),
-                    c.token_estimate,
-                    doc.chunker_version,
-                    doc.policy_hash,
-                    json_text(&c.block_ids),
-                    now
-                ])?;
-            }
-        }
+        insert_document_row(&tx, doc, created_at, &now)?;
+        insert_parts(&tx, doc, &now)?;
         tx.commit()?;
         Ok(if previous.is_some() {
             WriteOutcome::Updated
@@ -297,6 +214,105 @@ impl Store {
         })?;
         Ok(rows.collect::<Result<_, _>>()?)
     }
+}
+
+/// The asset and document rows of `doc` (the asset row is shared by
+/// documents with the same bytes and location).
+fn insert_document_row(
+    tx: &rusqlite::Connection,
+    doc: &NewDocument,
+    created_at: &str,
+    now: &str,
+) -> Result<(), StoreError> {
+    tx.execute(
+        "INSERT INTO assets (asset_id, source_uri, workspace_path, media_type, byte_len, checksum,
+                             storage_kind, storage_path, discovered_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'reference', ?2, ?7)
+         ON CONFLICT(asset_id) DO NOTHING",
+        params![
+            doc.asset_id,
+            doc.source_uri,
+            doc.workspace_path,
+            doc.media_type,
+            doc.byte_len as i64,
+            doc.checksum,
+            now
+        ],
+    )?;
+    tx.execute(
+        "INSERT INTO documents (doc_id, asset_id, workspace_path, source_uri, title, lang, source_type,
+                                trust_level, parser_version, chunker_version, plugin_name, plugin_version,
+                                policy_hash, fallback_reason, doc_version, schema_version, metadata_json,
+                                provenance_json, created_at, updated_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 'primary', ?8, ?9, ?10, ?11, ?12, ?13, 1, 1, ?14, ?15, ?16, ?17)",
+        params![
+            doc.doc_id,
+            doc.asset_id,
+            doc.workspace_path,
+            doc.source_uri,
+            doc.title,
+            doc.lang,
+            doc.source_type,
+            doc.parser_version,
+            doc.chunker_version,
+            doc.plugin_name,
+            doc.plugin_version,
+            doc.policy_hash,
+            doc.fallback_reason,
+            doc.metadata.to_string(),
+            doc.provenance.to_string(),
+            created_at,
+            now
+        ],
+    )?;
+    Ok(())
+}
+
+/// The tags, blocks and chunks of `doc`.
+fn insert_parts(tx: &rusqlite::Connection, doc: &NewDocument, now: &str) -> Result<(), StoreError> {
+    let mut tag =
+        tx.prepare("INSERT OR IGNORE INTO document_tags (doc_id, tag) VALUES (?1, ?2)")?;
+    for t in &doc.tags {
+        tag.execute(params![doc.doc_id, t])?;
+    }
+    let mut block = tx.prepare(
+            "INSERT INTO blocks (block_id, doc_id, kind, heading_path_json, ordinal, source_span_json, payload_json)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+        )?;
+    for (i, b) in doc.blocks.iter().enumerate() {
+        block.execute(params![
+            b.block_id,
+            doc.doc_id,
+            b.kind,
+            json_text(&b.heading_path),
+            i as i64,
+            b.span.to_string(),
+            b.payload.to_string()
+        ])?;
+    }
+    let mut chunk = tx.prepare(
+        "INSERT INTO chunks (chunk_id, doc_id, ordinal, text, heading_path_json, section_label,
+                                 source_spans_json, token_estimate, chunker_version, policy_hash,
+                                 block_ids_json, created_at)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+    )?;
+    for (i, c) in doc.chunks.iter().enumerate() {
+        chunk.execute(params![
+            c.chunk_id,
+            doc.doc_id,
+            i as i64,
+            c.text,
+            json_text(&c.heading_path),
+            c.section_label,
+            c.spans.to_string(),
+            c.token_estimate,
+            doc.chunker_version,
+            doc.policy_hash,
+            json_text(&c.block_ids),
+            now
+        ])?;
+    }
+    Ok(())
 }
 
 /// Delete the document at `path` (cascading to its blocks, chunks, FTS rows
