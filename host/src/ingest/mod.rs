@@ -356,18 +356,7 @@ fn run_jobs(
 ) -> Result<bool, IngestError> {
     let policy = app.config.chunk_policy();
     let plugin_config = app.config.plugins.clone();
-    let runs = plugins
-        .registry
-        .plugins()
-        .iter()
-        .map(|p| {
-            let run = PluginRun {
-                settings: Arc::new(plugin_config.settings_for(p.name())),
-                policy_hash: app.config.policy_hash_for(p.name()),
-            };
-            (p.name().to_string(), run)
-        })
-        .collect();
+    let runs = plugin_runs(&app.config, plugins);
     let shared = Shared {
         plugins,
         limits: &plugin_config,
@@ -394,24 +383,7 @@ fn run_jobs(
         for _ in 0..workers {
             let tx = tx.clone();
             let (next, shared) = (&next, &shared);
-            scope.spawn(move || {
-                loop {
-                    if cancel.load(Ordering::Relaxed) {
-                        break;
-                    }
-                    let i = next.fetch_add(1, Ordering::Relaxed);
-                    let Some(job) = jobs.get(i) else { break };
-                    let plugin = shared.plugins.registry.route(&job.rel);
-                    let name = plugin.map_or("-", |p| p.name()).to_string();
-                    if tx.send(WorkerMsg::Started(i, name)).is_err() {
-                        break;
-                    }
-                    let outcome = process(job, plugin, shared);
-                    if tx.send(WorkerMsg::Done(i, outcome)).is_err() {
-                        break;
-                    }
-                }
-            });
+            scope.spawn(move || work(jobs, next, shared, &tx));
         }
         drop(tx);
         for msg in rx {
@@ -443,6 +415,40 @@ fn run_jobs(
     Ok(cancel.load(Ordering::Relaxed))
 }
 
+/// The settings and policy hash of every registered plugin, by name.
+fn plugin_runs(config: &crate::config::Config, plugins: &Plugins) -> HashMap<String, PluginRun> {
+    plugins
+        .registry
+        .plugins()
+        .iter()
+        .map(|p| {
+            let run = PluginRun {
+                settings: Arc::new(config.plugins.settings_for(p.name())),
+                policy_hash: config.policy_hash_for(p.name()),
+            };
+            (p.name().to_string(), run)
+        })
+        .collect()
+}
+
+/// One worker: take the next job until none is left, Ctrl-C, or the
+/// receiver is gone; report each start and outcome.
+fn work(jobs: &[Job], next: &AtomicUsize, shared: &Shared<'_>, tx: &mpsc::Sender<WorkerMsg>) {
+    while !shared.cancel.load(Ordering::Relaxed) {
+        let i = next.fetch_add(1, Ordering::Relaxed);
+        let Some(job) = jobs.get(i) else { break };
+        let plugin = shared.plugins.registry.route(&job.rel);
+        let name = plugin.map_or("-", |p| p.name()).to_string();
+        if tx.send(WorkerMsg::Started(i, name)).is_err() {
+            break;
+        }
+        let outcome = process(job, plugin, shared);
+        if tx.send(WorkerMsg::Done(i, outcome)).is_err() {
+            break;
+        }
+    }
+}
+
 /// Whether `source_uri` lies at or under `start`.
 fn within(source_uri: &str, start: &Path) -> bool {
     let uri = walk::unescape_path(source_uri);
@@ -457,25 +463,9 @@ fn process(job: &Job, plugin: Option<&RegisteredPlugin>, shared: &Shared<'_>) ->
             "no plugin handles this file type".into(),
         );
     };
-    let bytes = match walk::read_regular_file(&job.real, shared.max_file_bytes) {
-        Ok(b) => b,
-        Err(ReadRefusal::NotRegular(now)) => {
-            return Outcome::Skipped(
-                SkipReason::NotRegularFile,
-                format!("became a {now} after the walk"),
-            );
-        }
-        Err(ReadRefusal::TooLarge(size)) => {
-            return Outcome::Skipped(
-                SkipReason::SizeExceeded,
-                format!(
-                    "grew to {} after the walk, over the {} cap",
-                    walk::human_bytes(size),
-                    walk::human_bytes(shared.max_file_bytes)
-                ),
-            );
-        }
-        Err(ReadRefusal::Io(e)) => return Outcome::Failed(format!("cannot read: {e}")),
+    let bytes = match read(job, shared) {
+        Ok(bytes) => bytes,
+        Err(outcome) => return outcome,
     };
     if bytes.is_empty() {
         return Outcome::Skipped(SkipReason::Empty, "0 bytes".into());
@@ -506,27 +496,12 @@ fn process(job: &Job, plugin: Option<&RegisteredPlugin>, shared: &Shared<'_>) ->
         return Outcome::Skipped(SkipReason::Unchanged, String::new());
     }
 
-    let shape = SourceShape::of(&bytes);
     let mut warnings = Vec::new();
-    let (producer, output, fallback) = match run_plugin(plugin, job, &bytes, shape, shared) {
-        Ok(out) => (plugin, out, None),
-        Err(_) if shared.cancel.load(Ordering::Relaxed) => return Outcome::Interrupted,
-        Err(reason) => {
-            let text = shared.plugins.registry.fallback();
-            let reason = format!("{} plugin {reason}", info.name);
-            // The text plugin cannot read binary files: no point falling back.
-            if std::ptr::eq(text, plugin) || binary {
-                return Outcome::Failed(reason);
-            }
-            match run_plugin(text, job, &bytes, shape, shared) {
-                Ok(out) => (text, out, Some(reason)),
-                Err(_) if shared.cancel.load(Ordering::Relaxed) => return Outcome::Interrupted,
-                Err(fallback_err) => {
-                    return Outcome::Failed(format!("{reason}; text fallback {fallback_err}"));
-                }
-            }
-        }
-    };
+    let (producer, output, fallback) =
+        match parse_with_fallback(plugin, job, &bytes, binary, shared) {
+            Ok(parsed) => parsed,
+            Err(outcome) => return outcome,
+        };
     if let Some(reason) = &fallback {
         warnings.push(format!("{reason}; indexed by the text plugin"));
     }
@@ -552,6 +527,60 @@ fn process(job: &Job, plugin: Option<&RegisteredPlugin>, shared: &Shared<'_>) ->
         ),
         warnings,
     }))
+}
+
+/// The file's bytes, or the outcome that says why they are not read (it
+/// changed since the walk, or cannot be read).
+fn read(job: &Job, shared: &Shared<'_>) -> Result<Vec<u8>, Outcome> {
+    match walk::read_regular_file(&job.real, shared.max_file_bytes) {
+        Ok(b) => Ok(b),
+        Err(ReadRefusal::NotRegular(now)) => Err(Outcome::Skipped(
+            SkipReason::NotRegularFile,
+            format!("became a {now} after the walk"),
+        )),
+        Err(ReadRefusal::TooLarge(size)) => Err(Outcome::Skipped(
+            SkipReason::SizeExceeded,
+            format!(
+                "grew to {} after the walk, over the {} cap",
+                walk::human_bytes(size),
+                walk::human_bytes(shared.max_file_bytes)
+            ),
+        )),
+        Err(ReadRefusal::Io(e)) => Err(Outcome::Failed(format!("cannot read: {e}"))),
+    }
+}
+
+/// Run the routed plugin, and the text plugin when it fails (not for
+/// binary files, nor when the routed plugin is the text plugin): the
+/// plugin that produced the output, the output, and why the fallback was
+/// needed.
+fn parse_with_fallback<'p>(
+    plugin: &'p RegisteredPlugin,
+    job: &Job,
+    bytes: &[u8],
+    binary: bool,
+    shared: &Shared<'p>,
+) -> Result<(&'p RegisteredPlugin, CallOutput, Option<String>), Outcome> {
+    let shape = SourceShape::of(bytes);
+    let interrupted = || shared.cancel.load(Ordering::Relaxed);
+    match run_plugin(plugin, job, bytes, shape, shared) {
+        Ok(out) => Ok((plugin, out, None)),
+        Err(_) if interrupted() => Err(Outcome::Interrupted),
+        Err(reason) => {
+            let text = shared.plugins.registry.fallback();
+            let reason = format!("{} plugin {reason}", plugin.name());
+            if std::ptr::eq(text, plugin) || binary {
+                return Err(Outcome::Failed(reason));
+            }
+            match run_plugin(text, job, bytes, shape, shared) {
+                Ok(out) => Ok((text, out, Some(reason))),
+                Err(_) if interrupted() => Err(Outcome::Interrupted),
+                Err(fallback_err) => Err(Outcome::Failed(format!(
+                    "{reason}; text fallback {fallback_err}"
+                ))),
+            }
+        }
+    }
 }
 
 /// Whether the head of a source file says a machine wrote it.
