@@ -194,13 +194,8 @@ pub fn install(
     bytes: &[u8],
     options: InstallOptions<'_>,
 ) -> Result<Installed, InstallError> {
-    let InstallOptions {
-        expected_blake3,
-        allow_downgrade,
-        replace_builtin,
-    } = options;
     let actual = crate::ids::checksum(bytes);
-    if let Some(expected) = expected_blake3
+    if let Some(expected) = options.expected_blake3
         && !expected.eq_ignore_ascii_case(&actual)
     {
         return Err(InstallError::HashMismatch {
@@ -216,41 +211,11 @@ pub fn install(
     let name = plugin.info.name.clone();
     let version = plugin.version.clone();
     let builtin = super::registry::built_in_version(runtime, &name)?;
-    if let Some(builtin_version) = &builtin {
-        if !replace_builtin {
-            return Err(InstallError::ReplacesBuiltIn {
-                builtin_version: builtin_version.to_string(),
-                version: version.to_string(),
-                name,
-            });
-        }
-        if &version < builtin_version && !allow_downgrade {
-            return Err(InstallError::Downgrade {
-                name,
-                new: version.to_string(),
-                installed: format!("built-in {builtin_version}"),
-            });
-        }
-    }
     let versions = installed_versions(data_dir, &name);
-    if let Some(highest) = versions.last()
-        && &version < highest
-        && !allow_downgrade
-    {
-        return Err(InstallError::Downgrade {
-            name,
-            new: version.to_string(),
-            installed: highest.to_string(),
-        });
-    }
+    check_precedence(&name, &version, builtin.as_ref(), &versions, options)?;
     let dir = plugins_dir(data_dir).join(&name).join(version.to_string());
     let path = dir.join("plugin.wasm");
-    let write_err = |p: &Path, e: std::io::Error| InstallError::Write {
-        path: p.to_path_buf(),
-        detail: e.to_string(),
-    };
-    let mut unchanged = false;
-    if path.is_file() {
+    let unchanged = if path.is_file() {
         let existing = std::fs::read(&path).map_err(|e| write_err(&path, e))?;
         if crate::ids::checksum(&existing) != actual {
             return Err(InstallError::VersionClash {
@@ -258,21 +223,17 @@ pub fn install(
                 version: version.to_string(),
             });
         }
-        unchanged = true;
+        true
     } else {
-        std::fs::create_dir_all(&dir).map_err(|e| write_err(&dir, e))?;
-        let tmp = dir.join("plugin.wasm.tmp");
-        std::fs::write(&tmp, bytes).map_err(|e| write_err(&tmp, e))?;
-        std::fs::rename(&tmp, &path).map_err(|e| write_err(&path, e))?;
-        let meta = json!({
+        let record = json!({
             "source": source,
             "blake3": actual,
             "api_version": plugin.api_version.to_string(),
             "installed_at": crate::store::now_rfc3339(),
         });
-        let meta_path = dir.join("install.json");
-        std::fs::write(&meta_path, meta.to_string()).map_err(|e| write_err(&meta_path, e))?;
-    }
+        write_component(&dir, &path, bytes, &record)?;
+        false
+    };
     let mut rolled_back = Vec::new();
     for newer in versions.into_iter().filter(|v| v > &version) {
         let newer_dir = plugins_dir(data_dir).join(&name).join(newer.to_string());
@@ -288,6 +249,70 @@ pub fn install(
         replaces_builtin: builtin.map(|v| format!("built-in {name} {v}")),
         name,
     })
+}
+
+/// An I/O failure under the plugins directory.
+fn write_err(path: &Path, e: std::io::Error) -> InstallError {
+    InstallError::Write {
+        path: path.to_path_buf(),
+        detail: e.to_string(),
+    }
+}
+
+/// Refuse an install that would replace a built-in without
+/// `--replace-builtin`, or go below a built-in or installed version without
+/// `--allow-downgrade`.
+fn check_precedence(
+    name: &str,
+    version: &Version,
+    builtin: Option<&Version>,
+    installed: &[Version],
+    options: InstallOptions<'_>,
+) -> Result<(), InstallError> {
+    if let Some(builtin_version) = builtin {
+        if !options.replace_builtin {
+            return Err(InstallError::ReplacesBuiltIn {
+                builtin_version: builtin_version.to_string(),
+                version: version.to_string(),
+                name: name.to_string(),
+            });
+        }
+        if version < builtin_version && !options.allow_downgrade {
+            return Err(InstallError::Downgrade {
+                name: name.to_string(),
+                new: version.to_string(),
+                installed: format!("built-in {builtin_version}"),
+            });
+        }
+    }
+    if let Some(highest) = installed.last()
+        && version < highest
+        && !options.allow_downgrade
+    {
+        return Err(InstallError::Downgrade {
+            name: name.to_string(),
+            new: version.to_string(),
+            installed: highest.to_string(),
+        });
+    }
+    Ok(())
+}
+
+/// Write the component to `path` in `dir` (through a temporary file and a
+/// rename, so a crash never leaves half a component) and its install
+/// record beside it.
+fn write_component(
+    dir: &Path,
+    path: &Path,
+    bytes: &[u8],
+    record: &serde_json::Value,
+) -> Result<(), InstallError> {
+    std::fs::create_dir_all(dir).map_err(|e| write_err(dir, e))?;
+    let tmp = dir.join("plugin.wasm.tmp");
+    std::fs::write(&tmp, bytes).map_err(|e| write_err(&tmp, e))?;
+    std::fs::rename(&tmp, path).map_err(|e| write_err(path, e))?;
+    let meta_path = dir.join("install.json");
+    std::fs::write(&meta_path, record.to_string()).map_err(|e| write_err(&meta_path, e))
 }
 
 /// Remove every installed version of `name`; returns the versions removed.
