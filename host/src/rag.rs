@@ -95,20 +95,9 @@ pub fn ask(
         Some(prev) => format!("{question} {}", prev.question),
         None => question.to_string(),
     };
-    let filter = Default::default();
     let mode = retrieval_mode(opts)?;
     let vectors = opts.vectors.filter(|_| mode != search::Mode::Lexical);
-    let request = search::Request {
-        query: &query,
-        k,
-        mode,
-        filter: &filter,
-        snippet_chars: config.search.snippet_chars,
-        fusion: config.search.fusion(),
-        candidates: config.search.candidates,
-        korean: opts.korean,
-    };
-    let retrieved = search::retrieve(store, vectors, &request)?;
+    let retrieved = retrieve(store, config, opts, &query, k, mode)?;
     // The gate needs a bounded relevance: the best chunk's share of the
     // question's words or its cosine similarity, whichever is larger.
     let top_score = retrieved.iter().map(|r| r.relevance).fold(0.0, f64::max);
@@ -161,6 +150,30 @@ pub fn ask(
     };
     record(store, &draft, &outcome, opts, &history, question, llm)?;
     Ok(outcome)
+}
+
+/// The evidence for `query`: the top `k` chunks in `mode`.
+fn retrieve(
+    store: &Store,
+    config: &Config,
+    opts: &AskOptions<'_>,
+    query: &str,
+    k: usize,
+    mode: search::Mode,
+) -> Result<Vec<Retrieved>, search::SearchError> {
+    let filter = Default::default();
+    let request = search::Request {
+        query,
+        k,
+        mode,
+        filter: &filter,
+        snippet_chars: config.search.snippet_chars,
+        fusion: config.search.fusion(),
+        candidates: config.search.candidates,
+        korean: opts.korean,
+    };
+    let vectors = opts.vectors.filter(|_| mode != search::Mode::Lexical);
+    search::retrieve(store, vectors, &request)
 }
 
 /// The retrieval mode of an ask: the one asked for (vector modes need a

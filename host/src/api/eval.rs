@@ -183,6 +183,23 @@ fn score_variants(
     }
 }
 
+/// The report rows: each variant's means over `queries` queries, and its
+/// time per query (the shared candidate gathering plus its own ranking).
+fn rows(variants: &[Variant], queries: usize, gather_secs: f64) -> Vec<BeirRow> {
+    let n = queries.max(1) as f64;
+    variants
+        .iter()
+        .map(|v| BeirRow {
+            mode: v.mode.as_str(),
+            fusion: (v.mode == Mode::Hybrid).then(|| v.fusion.label()),
+            queries,
+            ndcg_at_10: eval::metrics::mean(&v.ndcg),
+            recall_at_100: eval::metrics::mean(&v.recall),
+            ms_per_query: (gather_secs + v.rank_secs) * 1000.0 / n,
+        })
+        .collect()
+}
+
 /// What `eval beir` measures: a mode and, for hybrid, a fusion.
 struct Variant {
     mode: Mode,
@@ -354,18 +371,7 @@ impl Session {
                 &stems,
             );
         }
-        let n = judged.len().max(1) as f64;
-        let modes = variants
-            .iter()
-            .map(|v| BeirRow {
-                mode: v.mode.as_str(),
-                fusion: (v.mode == Mode::Hybrid).then(|| v.fusion.label()),
-                queries: judged.len(),
-                ndcg_at_10: eval::metrics::mean(&v.ndcg),
-                recall_at_100: eval::metrics::mean(&v.recall),
-                ms_per_query: (gather_secs + v.rank_secs) * 1000.0 / n,
-            })
-            .collect();
+        let modes = rows(&variants, judged.len(), gather_secs);
         Ok(BeirReport {
             schema_version: "beir_report.v1",
             dataset: name,

@@ -78,41 +78,48 @@ pub(crate) fn print_answer(
             print_claims(&a.answer, &outcome.packed);
         }
         println!();
-        println!("retrieval trace");
-        println!("  query            {question:?}");
-        println!("  mode             {}", a.retrieval.mode);
-        println!("  k                {}", a.retrieval.k);
-        println!(
-            "  threshold (gate) {:.2} → top-1 {:.2} {}",
-            a.retrieval.score_gate,
-            a.retrieval.top_score,
-            if a.retrieval.top_score >= a.retrieval.score_gate {
-                "pass"
-            } else {
-                "fail"
-            }
-        );
-        println!(
-            "  chunks (used)    {} / {} returned",
-            a.retrieval.chunks_used, a.retrieval.chunks_returned
-        );
-        for r in &outcome.retrieved {
-            println!(
-                "  #{} {:.2} {}  {}",
-                r.hit.rank,
-                r.relevance,
-                r.hit.citation.uri(),
-                channel_scores(&r.hit.retrieval)
-            );
+        print_trace(outcome, question);
+    }
+}
+
+/// `--explain`'s retrieval trace: the query, the gate, every retrieved
+/// chunk with its channel scores, and the model's token use.
+fn print_trace(outcome: &kebab::rag::AskOutcome, question: &str) {
+    let a = &outcome.answer;
+    println!("retrieval trace");
+    println!("  query            {question:?}");
+    println!("  mode             {}", a.retrieval.mode);
+    println!("  k                {}", a.retrieval.k);
+    println!(
+        "  threshold (gate) {:.2} → top-1 {:.2} {}",
+        a.retrieval.score_gate,
+        a.retrieval.top_score,
+        if a.retrieval.top_score >= a.retrieval.score_gate {
+            "pass"
+        } else {
+            "fail"
         }
-        let n = |v: Option<u32>| v.map_or("?".to_string(), |n| n.to_string());
+    );
+    println!(
+        "  chunks (used)    {} / {} returned",
+        a.retrieval.chunks_used, a.retrieval.chunks_returned
+    );
+    for r in &outcome.retrieved {
         println!(
-            "  prompt {} tokens  completion {} tokens  latency {} ms",
-            n(a.usage.prompt_tokens),
-            n(a.usage.completion_tokens),
-            a.usage.latency_ms
+            "  #{} {:.2} {}  {}",
+            r.hit.rank,
+            r.relevance,
+            r.hit.citation.uri(),
+            channel_scores(&r.hit.retrieval)
         );
     }
+    let n = |v: Option<u32>| v.map_or("?".to_string(), |n| n.to_string());
+    println!(
+        "  prompt {} tokens  completion {} tokens  latency {} ms",
+        n(a.usage.prompt_tokens),
+        n(a.usage.completion_tokens),
+        a.usage.latency_ms
+    );
 }
 
 pub(crate) fn report_llm_error(

@@ -123,31 +123,7 @@ pub(crate) fn print_ingest_report(r: &IngestReport) {
         optional(c.fallbacks, "via text fallback"),
         r.duration_ms as f64 / 1000.0
     );
-    let notable: Vec<String> = r
-        .items
-        .iter()
-        .filter_map(|i| {
-            let path = escape_control(&i.doc_path);
-            match (i.kind, &i.error, &i.fallback, i.reason) {
-                ("error", Some(e), _, _) => {
-                    Some(format!("  error    {path}: {}", escape_control(e)))
-                }
-                (_, _, Some(f), _) => Some(format!("  fallback {path}: {}", escape_control(f))),
-                ("skipped", _, _, Some(reason))
-                    if !matches!(reason, "unchanged" | "unsupported") =>
-                {
-                    Some(format!(
-                        "  skipped  {path}: {reason}{}",
-                        i.warnings
-                            .first()
-                            .map(|w| format!(" ({})", escape_control(w)))
-                            .unwrap_or_default()
-                    ))
-                }
-                _ => None,
-            }
-        })
-        .collect();
+    let notable: Vec<String> = r.items.iter().filter_map(notable_line).collect();
     for line in notable.iter().take(MAX_REPORT_LINES) {
         println!("{line}");
     }
@@ -180,5 +156,25 @@ pub(crate) fn print_ingest_report(r: &IngestReport) {
             "  {} files of types no plugin handles were skipped",
             r.skipped_unsupported
         );
+    }
+}
+
+/// The line a report item gets in the human summary, if it is notable
+/// (errors, fallbacks, skips other than unchanged or unsupported files).
+fn notable_line(i: &kebab::ingest::IngestItem) -> Option<String> {
+    let path = escape_control(&i.doc_path);
+    match (i.kind, &i.error, &i.fallback, i.reason) {
+        ("error", Some(e), _, _) => Some(format!("  error    {path}: {}", escape_control(e))),
+        (_, _, Some(f), _) => Some(format!("  fallback {path}: {}", escape_control(f))),
+        ("skipped", _, _, Some(reason)) if !matches!(reason, "unchanged" | "unsupported") => {
+            Some(format!(
+                "  skipped  {path}: {reason}{}",
+                i.warnings
+                    .first()
+                    .map(|w| format!(" ({})", escape_control(w)))
+                    .unwrap_or_default()
+            ))
+        }
+        _ => None,
     }
 }

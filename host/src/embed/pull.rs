@@ -138,6 +138,78 @@ pub fn pull(
     Ok(pulled)
 }
 
+/// Follow up to ten redirects from `url` (reading the content's identity
+/// from the first response that names it): the final successful response,
+/// its URL, and what the content should hash to.
+fn follow(
+    client: &reqwest::blocking::Client,
+    url: &str,
+) -> Result<(reqwest::blocking::Response, reqwest::Url, Expected), PullError> {
+    let http = |url: &str, e: &dyn std::fmt::Display| PullError::Http {
+        url: url.into(),
+        message: e.to_string(),
+    };
+    let mut current = reqwest::Url::parse(url).map_err(|e| http(url, &e))?;
+    let mut expected = Expected::Unknown;
+    for _ in 0..10 {
+        let r = client
+            .get(current.clone())
+            .send()
+            .map_err(|e| http(current.as_str(), &e))?;
+        if expected == Expected::Unknown {
+            expected = expected_from(r.headers());
+        }
+        if !r.status().is_redirection() {
+            if !r.status().is_success() {
+                return Err(PullError::Status {
+                    url: current.to_string(),
+                    status: r.status().as_u16(),
+                });
+            }
+            return Ok((r, current, expected));
+        }
+        let location = r
+            .headers()
+            .get("location")
+            .and_then(|v| v.to_str().ok())
+            .ok_or_else(|| http(current.as_str(), &"redirect without a location"))?;
+        current = current.join(location).map_err(|e| http(location, &e))?;
+    }
+    Err(http(url, &"too many redirects"))
+}
+
+/// How the downloaded content (`sha256`, and `body` when the server named
+/// a git blob hash) was checked against what the server said it is.
+fn verify(
+    expected: &Expected,
+    name: &str,
+    sha256: &str,
+    body: &[u8],
+) -> Result<&'static str, PullError> {
+    let mismatch = |expected: &str, actual: String| PullError::Checksum {
+        file: name.into(),
+        expected: expected.into(),
+        actual,
+    };
+    Ok(match expected {
+        Expected::Sha256(want) if want != sha256 => {
+            return Err(mismatch(want, sha256.to_string()));
+        }
+        Expected::Sha256(_) => "sha256",
+        Expected::GitSha1(want) => {
+            let mut h = sha1::Sha1::new();
+            h.update(format!("blob {}\0", body.len()).as_bytes());
+            h.update(body);
+            let actual = hex(&h.finalize());
+            if *want != actual {
+                return Err(mismatch(want, actual));
+            }
+            "git-sha1"
+        }
+        Expected::Unknown => "none",
+    })
+}
+
 /// GET `url` (following redirects, keeping the first response's checksum
 /// headers) into `target`.
 fn fetch(
@@ -151,36 +223,7 @@ fn fetch(
         url: url.into(),
         message: e.to_string(),
     };
-    let mut current = reqwest::Url::parse(url).map_err(|e| http(url, &e))?;
-    let mut expected = Expected::Unknown;
-    let mut response = None;
-    for _ in 0..10 {
-        let r = client
-            .get(current.clone())
-            .send()
-            .map_err(|e| http(current.as_str(), &e))?;
-        if expected == Expected::Unknown {
-            expected = expected_from(r.headers());
-        }
-        if r.status().is_redirection() {
-            let location = r
-                .headers()
-                .get("location")
-                .and_then(|v| v.to_str().ok())
-                .ok_or_else(|| http(current.as_str(), &"redirect without a location"))?;
-            current = current.join(location).map_err(|e| http(location, &e))?;
-            continue;
-        }
-        response = Some(r);
-        break;
-    }
-    let mut response = response.ok_or_else(|| http(url, &"too many redirects"))?;
-    if !response.status().is_success() {
-        return Err(PullError::Status {
-            url: current.to_string(),
-            status: response.status().as_u16(),
-        });
-    }
+    let (mut response, current, expected) = follow(client, url)?;
     let total = response.content_length();
     let werr = |source| PullError::Io {
         path: target.to_path_buf(),
@@ -208,26 +251,7 @@ fn fetch(
     }
     file.flush().map_err(werr)?;
     let sha256 = hex(&sha256.finalize());
-    let mismatch = |expected: &str, actual: String| PullError::Checksum {
-        file: name.into(),
-        expected: expected.into(),
-        actual,
-    };
-    let verified_by = match &expected {
-        Expected::Sha256(want) if *want != sha256 => return Err(mismatch(want, sha256)),
-        Expected::Sha256(_) => "sha256",
-        Expected::GitSha1(want) => {
-            let mut h = sha1::Sha1::new();
-            h.update(format!("blob {}\0", body.len()).as_bytes());
-            h.update(&body);
-            let actual = hex(&h.finalize());
-            if *want != actual {
-                return Err(mismatch(want, actual));
-            }
-            "git-sha1"
-        }
-        Expected::Unknown => "none",
-    };
+    let verified_by = verify(&expected, name, &sha256, &body)?;
     Ok(PulledFile {
         name: name.into(),
         bytes: done,

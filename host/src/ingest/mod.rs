@@ -160,28 +160,7 @@ pub fn ingest(
     for (reason, rel) in &ignored {
         report.ignore(rel, *reason);
     }
-    let mut seen: HashSet<String> = HashSet::new();
-    let mut jobs = Vec::new();
-    for item in walked {
-        match item {
-            WalkItem::File { abs, real, rel, .. } => {
-                seen.insert(rel.clone());
-                jobs.push(Job { abs, real, rel });
-            }
-            WalkItem::Skipped {
-                rel,
-                reason,
-                detail,
-            } => {
-                seen.insert(rel.clone());
-                report.skip(&rel, reason, &detail);
-            }
-            WalkItem::Error { rel, message } => {
-                seen.insert(rel.clone());
-                report.error(&rel, message);
-            }
-        }
-    }
+    let (jobs, seen) = jobs_from(walked, &mut report);
     let indexed = app.store.indexed_docs()?;
     let aborted = run_jobs(
         app,
@@ -211,6 +190,35 @@ pub fn ingest(
         "exclude": app.config.workspace.exclude,
     });
     conclude(app, indexes, report, scope, started, aborted, on_progress)
+}
+
+/// The files to parse from a walk, and every path the walk saw (files it
+/// skipped or could not read included, so they are not taken for deleted);
+/// skips and errors go to the report.
+fn jobs_from(walked: Vec<WalkItem>, report: &mut Report) -> (Vec<Job>, HashSet<String>) {
+    let mut seen: HashSet<String> = HashSet::new();
+    let mut jobs = Vec::new();
+    for item in walked {
+        match item {
+            WalkItem::File { abs, real, rel, .. } => {
+                seen.insert(rel.clone());
+                jobs.push(Job { abs, real, rel });
+            }
+            WalkItem::Skipped {
+                rel,
+                reason,
+                detail,
+            } => {
+                seen.insert(rel.clone());
+                report.skip(&rel, reason, &detail);
+            }
+            WalkItem::Error { rel, message } => {
+                seen.insert(rel.clone());
+                report.error(&rel, message);
+            }
+        }
+    }
+    (jobs, seen)
 }
 
 /// Re-parse every document the plugin `name` is responsible for, whether or
