@@ -61,7 +61,11 @@ fn paths(resp: &Value) -> Vec<String> {
 
 #[test]
 fn paraphrases_need_vectors_identifiers_need_words_and_hybrid_has_both() {
-    let kb = Kb::with_config(&embedding_config());
+    // RRF configured explicitly: its scores are checked formula by formula.
+    let kb = Kb::with_config(&format!(
+        "{}[search]\nfusion = \"rrf\"\n",
+        embedding_config()
+    ));
     let corpus = tempfile::tempdir().unwrap();
     write_corpus(corpus.path());
     let report = kb.ingest(corpus.path());
@@ -95,7 +99,7 @@ fn paraphrases_need_vectors_identifiers_need_words_and_hybrid_has_both() {
     let (default, _) = kb.json(&["search", "oven crust"]);
     assert_eq!(default["mode"], "hybrid");
 
-    // Every hybrid score is normalised RRF, exactly.
+    // Every hybrid score is normalised RRF, exactly (as configured).
     for resp in [&hybrid, &default] {
         for hit in resp["hits"].as_array().unwrap() {
             let r = &hit["retrieval"];
@@ -133,6 +137,33 @@ fn paraphrases_need_vectors_identifiers_need_words_and_hybrid_has_both() {
             && text.contains("chunker md-heading-v1"),
         "{text}"
     );
+}
+
+/// The default fusion is the z-score blend: both the paraphrase (found by
+/// vectors only) and the rare identifier (found by words only) still come
+/// first, and the fused score says which fusion made it.
+#[test]
+fn the_default_hybrid_fusion_is_the_z_score_blend() {
+    let kb = Kb::with_config(&embedding_config());
+    let corpus = tempfile::tempdir().unwrap();
+    write_corpus(corpus.path());
+    kb.ingest(corpus.path());
+    for (query, first) in [(PARAPHRASE, "bread.md"), ("kbx4471zq", "errors.md")] {
+        let (hybrid, code) = search(&kb, query, "hybrid");
+        assert_eq!(code, 0);
+        assert_eq!(paths(&hybrid)[0], first, "{hybrid}");
+        for hit in hybrid["hits"].as_array().unwrap() {
+            assert_eq!(hit["score_kind"], "blend_z", "{hit}");
+            assert_eq!(hit["score"], hit["retrieval"]["fusion_score"], "{hit}");
+        }
+        let scores: Vec<f64> = hybrid["hits"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|h| h["score"].as_f64().unwrap())
+            .collect();
+        assert!(scores.windows(2).all(|w| w[0] >= w[1]), "{scores:?}");
+    }
 }
 
 #[test]
