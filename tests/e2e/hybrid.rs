@@ -164,6 +164,9 @@ fn the_default_hybrid_fusion_is_the_z_score_blend() {
             .collect();
         assert!(scores.windows(2).all(|w| w[0] >= w[1]), "{scores:?}");
     }
+    let out = kb.run(&["search", PARAPHRASE, "--explain"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("├ blend_z fusion"), "{text}");
 }
 
 #[test]
