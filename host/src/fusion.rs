@@ -167,7 +167,11 @@ struct Normaliser {
 
 impl Normaliser {
     fn over(hits: impl Iterator<Item = (u32, f64)>, norm: Norm) -> Normaliser {
-        let scores: Vec<f64> = hits.map(|h| h.1).collect();
+        // Sorted, so the sums below (and the fused scores) do not depend on
+        // the order candidates come out of a hash map: the same query gives
+        // bit-identical scores in every process.
+        let mut scores: Vec<f64> = hits.map(|h| h.1).collect();
+        scores.sort_by(f64::total_cmp);
         let n = scores.len().max(1) as f64;
         let low = scores.iter().copied().fold(f64::INFINITY, f64::min);
         let high = scores.iter().copied().fold(f64::NEG_INFINITY, f64::max);
@@ -222,6 +226,52 @@ mod tests {
                 )
             })
             .collect()
+    }
+
+    #[test]
+    fn blended_scores_do_not_depend_on_candidate_order() {
+        // Scores of very different magnitudes, so a different summation
+        // order would change the last bits.
+        let entries: Vec<(String, f64, f64)> = (0..200u32)
+            .map(|i| {
+                let x = f64::from(i);
+                (
+                    format!("c{i}"),
+                    (x * 1.37).powi(3) + 1e-9 * x,
+                    1.0 / (x + 0.3),
+                )
+            })
+            .collect();
+        let fused = |order: &mut dyn Iterator<Item = &(String, f64, f64)>| {
+            let c: HashMap<String, ChannelHits> = order
+                .enumerate()
+                .map(|(i, (id, l, v))| {
+                    let rank = i as u32 + 1;
+                    let hit = ChannelHits {
+                        lexical: Some((rank, *l)),
+                        vector: Some((rank, *v)),
+                    };
+                    (id.clone(), hit)
+                })
+                .collect();
+            let weight = 0.5;
+            let f = fuse(
+                Fusion::Blend {
+                    weight,
+                    norm: Norm::ZScore,
+                },
+                &c,
+            );
+            let mut bits: Vec<(String, u64)> =
+                f.into_iter().map(|(id, s)| (id, s.to_bits())).collect();
+            bits.sort();
+            bits
+        };
+        let first = fused(&mut entries.iter());
+        for _ in 0..10 {
+            assert_eq!(fused(&mut entries.iter().rev()), first);
+            assert_eq!(fused(&mut entries.iter()), first);
+        }
     }
 
     #[test]
