@@ -119,7 +119,12 @@ impl App {
 
     /// Start the plugin runtime and load every plugin.
     pub fn plugins(&self) -> Result<Plugins, AppError> {
-        let runtime = self.runtime()?;
+        self.plugins_on(self.runtime()?)
+    }
+
+    /// Load every plugin on a runtime already started (one that just
+    /// installed a component, say).
+    pub fn plugins_on(&self, runtime: Runtime) -> Result<Plugins, AppError> {
         let (registry, warnings) =
             Registry::load(&runtime, &self.paths.data_dir, &self.config.plugins)?;
         Ok(Plugins {

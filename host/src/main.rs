@@ -422,13 +422,11 @@ fn dispatch(
         Command::Reindex { plugin } => reindex(&Session::new(config, paths), &plugin, json),
         Command::Fetch { what } => {
             let target = FetchTarget::from(what);
-            let result = Session::new(config, paths).fetch(&target)?;
-            if json {
-                print_json(&result)?;
-            } else {
-                print_fetch(&result);
-            }
-            Ok(EXIT_OK)
+            render(
+                json,
+                &Session::new(config, paths).fetch(&target)?,
+                print_fetch,
+            )
         }
     }
 }

@@ -200,7 +200,8 @@ impl Session {
         let runtime = app.runtime()?;
         let bytes = install::fetch(source)?;
         let done = install::install(&runtime, &app.paths.data_dir, source, &bytes, options)?;
-        let plugins = app.plugins()?;
+        // The registry as the next ingest will see it, on the same engine.
+        let plugins = app.plugins_on(runtime)?;
         let version = done.version.to_string();
         let policy_hash = self.config().policy_hash_for(&done.name);
         let documents_to_reindex = app

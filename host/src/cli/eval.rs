@@ -29,13 +29,11 @@ fn eval_run(
     k: usize,
     json: bool,
 ) -> Result<u8> {
-    let report = session.eval_run(suite, requested, k, &mut note)?;
-    if json {
-        print_json(&report)?;
-    } else {
-        print_eval(&report);
-    }
-    Ok(EXIT_OK)
+    render(
+        json,
+        &session.eval_run(suite, requested, k, &mut note)?,
+        print_eval,
+    )
 }
 
 fn print_eval(r: &EvalReport) {
@@ -67,12 +65,7 @@ fn eval_beir(
     json: bool,
 ) -> Result<u8> {
     let report = session.eval_beir(dir, requested, fusions, limit, &mut note)?;
-    if json {
-        print_json(&report)?;
-    } else {
-        print_beir(&report);
-    }
-    Ok(EXIT_OK)
+    render(json, &report, print_beir)
 }
 
 fn print_beir(r: &BeirReport) {

@@ -3,11 +3,10 @@
 use super::prelude::*;
 
 pub(crate) fn init(paths: &Paths, force: bool, json: bool) -> Result<u8> {
-    let done = kebab::api::init::init(paths, force)?;
-    if json {
-        print_json(&done)?;
-        return Ok(EXIT_OK);
-    }
+    render(json, &kebab::api::init::init(paths, force)?, print_init)
+}
+
+fn print_init(done: &kebab::api::init::InitReport) {
     let verb = match (done.config_existed, done.config_written) {
         (false, _) => "created",
         (true, true) => "rewrote",
@@ -26,5 +25,4 @@ pub(crate) fn init(paths: &Paths, force: bool, json: bool) -> Result<u8> {
         "hint",
         done.config.display()
     );
-    Ok(EXIT_OK)
 }

@@ -2,7 +2,7 @@
 //! downloads, the Korean dictionary import).
 
 use super::prelude::*;
-use kebab::api::models::KO_DIC_SAMPLE;
+use kebab::api::models::{KO_DIC_SAMPLE, ModelPullReport, ModelsReport};
 
 /// `kebab models …`.
 pub(crate) fn models_cmd(session: &Session, what: ModelsCmd, json: bool) -> Result<u8> {
@@ -15,11 +15,10 @@ pub(crate) fn models_cmd(session: &Session, what: ModelsCmd, json: bool) -> Resu
 
 /// `kebab models list`: catalog models and whether each is installed.
 fn models_list(session: &Session, json: bool) -> Result<u8> {
-    let report = session.models_list();
-    if json {
-        print_json(&report)?;
-        return Ok(EXIT_OK);
-    }
+    render(json, &session.models_list(), print_models)
+}
+
+fn print_models(report: &ModelsReport) {
     for m in &report.models {
         println!(
             "{} {:<24} {:>5}d  {:<48} {}",
@@ -33,7 +32,6 @@ fn models_list(session: &Session, json: bool) -> Result<u8> {
         );
     }
     println!("* = [models.embedding] model; `kebab models pull NAME` downloads one");
-    Ok(EXIT_OK)
 }
 
 /// `kebab models pull NAME`: download into the user cache's `models/`,
@@ -55,10 +53,10 @@ fn models_pull(session: &Session, name: &str, endpoint: Option<String>, json: bo
         bar.set_position(done);
     })?;
     bar.finish_and_clear();
-    if json {
-        print_json(&pulled)?;
-        return Ok(EXIT_OK);
-    }
+    render(json, &pulled, print_pulled)
+}
+
+fn print_pulled(pulled: &ModelPullReport) {
     for f in &pulled.files {
         println!(
             "{}  {} bytes  sha256 {}  (verified: {})",
@@ -72,7 +70,6 @@ fn models_pull(session: &Session, name: &str, endpoint: Option<String>, json: bo
             pulled.name
         );
     }
-    Ok(EXIT_OK)
 }
 
 /// `kebab models import-ko-dic DIR`: build the Korean dictionary from a
@@ -89,17 +86,13 @@ fn models_import_ko_dic(
             source.display()
         );
     }
-    let built = session.import_ko_dic(source, out)?;
-    if json {
-        print_json(&built)?;
-    } else {
+    render(json, &session.import_ko_dic(source, out)?, |built| {
         println!(
             "{} entries → {} ({:.0} s)\nsample: {KO_DIC_SAMPLE} → {}",
             built.entries,
             built.dir.display(),
             built.seconds,
             built.sample
-        );
-    }
-    Ok(EXIT_OK)
+        )
+    })
 }

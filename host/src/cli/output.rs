@@ -9,6 +9,16 @@ pub(crate) fn print_json(value: &impl Serialize) -> Result<()> {
     Ok(())
 }
 
+/// Print `value` as one JSON line with `--json`, else through `text`.
+pub(crate) fn render<T: Serialize>(json: bool, value: &T, text: impl FnOnce(&T)) -> Result<u8> {
+    if json {
+        print_json(value)?;
+    } else {
+        text(value);
+    }
+    Ok(EXIT_OK)
+}
+
 /// `error: …` plus a hint, or an `error.v1` line on stderr with `--json`.
 /// The code, hint and details come from the library
 /// ([`kebab::api::error::report_with_message`]), as the MCP server's do.

@@ -56,16 +56,6 @@ pub(crate) fn kebab_plugin_cmd(session: &Session, what: PluginCmd, json: bool) -
     }
 }
 
-/// `value` as one JSON line, or through `text`.
-fn render<T: Serialize>(json: bool, value: &T, text: impl FnOnce(&T)) -> Result<u8> {
-    if json {
-        print_json(value)?;
-    } else {
-        text(value);
-    }
-    Ok(EXIT_OK)
-}
-
 fn print_install(done: &PluginInstallReport) {
     let verb = if done.unchanged {
         "already installed"
