@@ -111,13 +111,8 @@ fn load_embedder(dir: &Path) -> Embedder {
     let spec = ModelSpec::resolve(&config, dir, dir)
         .expect("model assets (run scripts/fetch-assets.sh)")
         .expect("model configured");
-    let lib = kebab::embed::runtime::locate(&kebab::embed::runtime::candidates(
-        config.runtime.as_deref(),
-        dir,
-        dir,
-    ))
-    .expect("onnxruntime");
-    Embedder::load(spec, &lib).expect("load model")
+    let runtimes = kebab::embed::runtime::candidates(config.runtime.as_deref(), dir, dir);
+    Embedder::load(spec, &runtimes).expect("load model")
 }
 
 fn percentile(sorted: &[f64], p: f64) -> f64 {
@@ -152,7 +147,10 @@ fn synthetic_index(dir: &Path, n: usize, dims: usize, rng: &mut Rng) -> (Store, 
                 text: rng.sentence(40),
                 heading_path: vec![format!("Section {c}")],
                 section_label: None,
-                spans: serde_json::json!([{"kind": "line", "start": c * 3 + 1, "end": c * 3 + 3}]),
+                spans: vec![kebab::spans::SourceSpan::Line {
+                    start: c * 3 + 1,
+                    end: c * 3 + 3,
+                }],
                 token_estimate: 60,
                 block_ids: vec![],
             })
@@ -223,6 +221,7 @@ fn hybrid_latency(embedder: &Embedder, n: usize, rng: &mut Rng) {
             fusion: Config::default().search.fusion(),
             candidates: 100,
             korean: None,
+            rerank: None,
         };
         let start = Instant::now();
         let hits = kebab::search::retrieve(&store, Some(channel), &request).unwrap();

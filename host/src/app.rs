@@ -160,12 +160,17 @@ impl App {
         else {
             return Ok(None);
         };
-        let library = embed::runtime::locate(&embed::runtime::candidates(
-            config.runtime.as_deref(),
+        Embedder::load(spec, &self.runtime_candidates()).map(Some)
+    }
+
+    /// Where ONNX Runtime is looked for (`[models.embedding] runtime`
+    /// first), for the embedding model and the reranker alike.
+    pub fn runtime_candidates(&self) -> Vec<PathBuf> {
+        embed::runtime::candidates(
+            self.config.models.embedding.runtime.as_deref(),
             &self.paths.data_dir,
             &self.paths.cache_dir,
-        ))?;
-        Embedder::load(spec, &library).map(Some)
+        )
     }
 
     /// The vector table for a model.

@@ -154,6 +154,8 @@ pub struct SearchConfig {
     /// Neighbours below this cosine similarity are not vector hits
     /// (default: the embedding model's own floor from the catalog).
     pub min_vector_score: Option<f32>,
+    /// `[search.rerank]`: a cross-encoder over the best fused hits.
+    pub rerank: crate::rerank::RerankConfig,
 }
 
 /// `[plugins]`: sandbox limits applied to every plugin call.
@@ -359,6 +361,7 @@ impl Default for SearchConfig {
             candidates: 100,
             ann_min_rows: 20_000,
             min_vector_score: None,
+            rerank: Default::default(),
         }
     }
 }
@@ -429,10 +432,14 @@ impl Config {
     }
 
     /// `${VAR}` and `${VAR:-default}` in the path settings, from the
-    /// environment (`{data_dir}` is filled in by [`Config::with_data_dir`]).
+    /// environment, then a leading `~` (`{data_dir}` is filled in by
+    /// [`Config::with_data_dir`]). Modules reading a path setting take it
+    /// as it is.
     fn expand_variables(&mut self) {
         for value in self.path_fields().into_iter().flatten() {
-            *value = expand_env(value);
+            *value = expand_home(&expand_env(value))
+                .to_string_lossy()
+                .into_owned();
         }
     }
 
@@ -446,13 +453,14 @@ impl Config {
     }
 
     /// The settings that hold a path.
-    fn path_fields(&mut self) -> [Option<&mut String>; 5] {
+    fn path_fields(&mut self) -> [Option<&mut String>; 6] {
         [
             self.storage.data_dir.as_mut(),
             self.workspace.root.as_mut(),
             self.models.embedding.path.as_mut(),
             self.models.embedding.runtime.as_mut(),
             self.models.korean.dictionary.as_mut(),
+            self.search.rerank.path.as_mut(),
         ]
     }
 
@@ -619,11 +627,17 @@ mod tests {
         let path = dir.path().join("config.toml");
         std::fs::write(
             &path,
-            "[models.embedding]\npath = \"{data_dir}/models/m\"\n[workspace]\nroot = \"${KEBAB_CONFIG_TEST_HOME}\"\n",
+            "[models.embedding]\npath = \"{data_dir}/models/m\"\n[workspace]\nroot = \"${KEBAB_CONFIG_TEST_HOME}\"\n\
+             [search.rerank]\npath = \"~/rr\"\n",
         )
         .unwrap();
         let config = Config::load(&path).unwrap().with_data_dir(Path::new("/d"));
         assert_eq!(config.models.embedding.path.as_deref(), Some("/d/models/m"));
         assert_eq!(config.workspace.root.as_deref(), Some("/srv/kb"));
+        let home = std::env::var("HOME").unwrap();
+        assert_eq!(
+            config.search.rerank.path,
+            Some(format!("{}/rr", home.trim_end_matches('/')))
+        );
     }
 }

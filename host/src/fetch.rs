@@ -4,6 +4,7 @@
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::spans::SourceSpan;
 use crate::store::{ChunkRow, DocRef, Store, StoreError};
 
 /// Fetch failures, each with its `error.v1` code.
@@ -40,7 +41,7 @@ pub struct ChunkInspection {
     pub doc_path: String,
     pub heading_path: Vec<String>,
     pub text: String,
-    pub source_spans: Value,
+    pub source_spans: Vec<SourceSpan>,
     pub block_ids: Vec<String>,
     pub token_estimate: u32,
     pub chunker_version: String,
@@ -156,12 +157,15 @@ enum Layout {
 
 fn layout(store: &Store, doc_id: &str) -> Result<Layout, FetchError> {
     let blocks = store.doc_blocks(doc_id)?;
-    if blocks.iter().any(|(span, _)| span["kind"] == "page") {
+    if blocks
+        .iter()
+        .any(|(span, _)| matches!(span, Some(SourceSpan::Page { .. })))
+    {
         return Ok(Layout::Pages(blocks.into_iter().map(|(_, t)| t).collect()));
     }
     let mut lines: Vec<String> = Vec::new();
     for (span, text) in blocks {
-        let Some(start) = span["start"].as_u64() else {
+        let Some((start, _)) = span.as_ref().and_then(SourceSpan::lines) else {
             continue;
         };
         for (i, line) in text.lines().enumerate() {

@@ -52,6 +52,8 @@ pub struct AskOptions<'a> {
     pub mode: Option<search::Mode>,
     /// Korean analyzer for the question.
     pub korean: Option<&'a crate::korean::KoreanAnalyzer>,
+    /// Cross-encoder that reorders the evidence (`[search.rerank]`).
+    pub rerank: Option<&'a crate::rerank::Reranker>,
 }
 
 /// One packed evidence entry.
@@ -152,6 +154,25 @@ pub fn ask(
     Ok(outcome)
 }
 
+/// The refusal of a question asked of an index that holds nothing
+/// (`refusal_reason` `no_index`); nothing is stored and no model is called.
+pub fn refuse_without_index(
+    llm: &LlmClient,
+    config: &Config,
+    question: &str,
+    opts: &AskOptions<'_>,
+) -> Answer {
+    let k = opts.k.unwrap_or(config.rag.k).max(1);
+    let mut draft = Draft::new(llm, &config.rag, question, k, 0.0, 0, opts, 0);
+    let korean = crate::korean::has_hangul(question);
+    draft.refuse(
+        "no_index",
+        refusal_text(korean, "no_index", config.rag.score_gate, &[]),
+        Vec::new(),
+    );
+    draft.finish(Instant::now())
+}
+
 /// The evidence for `query`: the top `k` chunks in `mode`.
 fn retrieve(
     store: &Store,
@@ -171,6 +192,7 @@ fn retrieve(
         fusion: config.search.fusion(),
         candidates: config.search.candidates,
         korean: opts.korean,
+        rerank: opts.rerank,
     };
     let vectors = opts.vectors.filter(|_| mode != search::Mode::Lexical);
     search::retrieve(store, vectors, &request)
@@ -401,6 +423,13 @@ pub fn judge(text: &str, packed: usize) -> (bool, Vec<u32>) {
 /// kebab's own refusal text, in the question's language.
 fn refusal_text(korean: bool, reason: &str, gate: f64, candidates: &[Retrieved]) -> String {
     let mut text = match (reason, korean) {
+        ("no_index", true) => {
+            "근거 없음. 아직 색인된 문서가 없습니다 (`kebab ingest <dir>`).".to_string()
+        }
+        ("no_index", false) => {
+            "Nothing is indexed yet, so there is no evidence to answer from (`kebab ingest <dir>`)."
+                .to_string()
+        }
         ("no_chunks", true) => "근거 부족. KB 에 해당 내용 없음.".to_string(),
         ("no_chunks", false) => {
             "Not enough evidence: nothing in the knowledge base matches.".to_string()

@@ -6,6 +6,7 @@
 use std::collections::HashMap;
 
 use crate::fusion::{ChannelHits, Fusion};
+use crate::spans::SourceSpan;
 use crate::store::{ChunkFilter, HitRow, Store, StoreError};
 use crate::wire::{Citation, Retrieval, SearchHit, SearchResponse};
 
@@ -81,6 +82,8 @@ pub enum SearchError {
     Vector(#[from] crate::vector::VectorError),
     #[error(transparent)]
     Embed(#[from] crate::embed::EmbedError),
+    #[error(transparent)]
+    Rerank(#[from] crate::rerank::RerankError),
     #[error("{mode} search needs an embedding model: {reason}")]
     NoVectors { mode: &'static str, reason: String },
 }
@@ -108,6 +111,8 @@ pub struct Request<'a> {
     pub candidates: usize,
     /// Korean analyzer for the query (the chunks' morphemes are indexed).
     pub korean: Option<&'a crate::korean::KoreanAnalyzer>,
+    /// Cross-encoder that reorders the best hits (`[search.rerank]`).
+    pub rerank: Option<&'a crate::rerank::Reranker>,
 }
 
 /// A hit together with what RAG needs beyond the wire form.
@@ -134,17 +139,23 @@ pub struct Candidates {
     model: Option<String>,
 }
 
-/// Retrieve the best `k` chunks for `request`.
+/// Retrieve the best `k` chunks for `request`; with a reranker, the best
+/// `max(k, top_n)` are ranked first and the reranker picks `k` of them.
 pub fn retrieve(
     store: &Store,
     vectors: Option<VectorChannel<'_>>,
     request: &Request<'_>,
 ) -> Result<Vec<Retrieved>, SearchError> {
-    Ok(rank(
-        &candidates(store, vectors, request)?,
-        request,
-        request.fusion,
-    ))
+    let Some(reranker) = request.rerank else {
+        let candidates = candidates(store, vectors, request)?;
+        return Ok(rank(&candidates, request, request.fusion));
+    };
+    let wide = Request {
+        k: request.k.max(reranker.top_n()),
+        ..request.clone()
+    };
+    let ranked = rank(&candidates(store, vectors, &wide)?, &wide, wide.fusion);
+    Ok(reranker.rerank(request.query, ranked, request.k)?)
 }
 
 /// The candidates of each channel `request.mode` uses.
@@ -240,8 +251,10 @@ pub fn rank(candidates: &Candidates, request: &Request<'_>, fusion: Fusion) -> V
             lexical_score: c.lexical.map(|l| l.1),
             vector_score: c.vector.map(|v| v.1),
             fusion_score: (request.mode == Mode::Hybrid).then_some(score),
+            fusion_kind: (request.mode == Mode::Hybrid).then(|| fusion.score_kind()),
             lexical_rank: c.lexical.map(|l| l.0),
             vector_rank: c.vector.map(|v| v.0),
+            rerank_score: None,
         };
         let coverage = coverage(&row.text, &candidates.terms);
         let relevance = coverage.max(c.vector.map_or(0.0, |v| v.1));
@@ -370,7 +383,11 @@ fn hit(
         index_version: INDEX_VERSION,
         embedding_model,
         chunker_version: row.chunker_version,
-        code_lang: row.spans[0]["lang"].as_str().map(String::from),
+        code_lang: row
+            .spans
+            .first()
+            .and_then(SourceSpan::lang)
+            .map(String::from),
         repo: row.repo,
     })
 }

@@ -18,7 +18,7 @@ fn kb_for(config: &str) -> Kb {
 }
 
 /// `kebab --json ask Q`: the answer.v1 object, exit code and stderr.
-fn ask(kb: &Kb, question: &str, extra: &[&str]) -> (Value, i32, String) {
+pub(crate) fn ask(kb: &Kb, question: &str, extra: &[&str]) -> (Value, i32, String) {
     let mut args = vec!["--json", "ask", question];
     args.extend_from_slice(extra);
     let out = kb.run(&args);
@@ -38,7 +38,7 @@ fn ask(kb: &Kb, question: &str, extra: &[&str]) -> (Value, i32, String) {
 }
 
 /// The newest stored answers row.
-fn stored(kb: &Kb) -> Value {
+pub(crate) fn stored(kb: &Kb) -> Value {
     let store = kebab::store::Store::open(&kb.data_dir().join("kebab.sqlite")).unwrap();
     store
         .recent_answers(1)
@@ -497,4 +497,32 @@ fn real_local_model_over_the_sample_corpus() {
         stored(&kb)["grounded"],
         if a["grounded"] == true { 1 } else { 0 }
     );
+}
+
+#[test]
+fn asking_an_empty_index_refuses_with_no_index_and_exits_two() {
+    let server = LlmServer::start(Wire::Ollama, Script::Answer(tokens("never [#1].")));
+    let kb = Kb::with_config(&server.config(10));
+    let (a, code, stderr) = ask(&kb, QUESTION, &[]);
+    assert_eq!(code, 2, "{a:#}");
+    crate::wire_schema::assert_conforms("answer.v1", &a);
+    assert_eq!(a["grounded"], false);
+    assert_eq!(a["refusal_reason"], "no_index", "{a:#}");
+    assert!(a["answer"].as_str().unwrap().contains("Nothing is indexed"));
+    assert_eq!(a["citations"], serde_json::json!([]));
+    let err: Value = serde_json::from_str(stderr.trim()).unwrap();
+    assert_eq!(err["code"], "not_indexed", "{err}");
+    assert!(err["hint"].as_str().unwrap().contains("kebab ingest"));
+    let (ko, code, _) = ask(&kb, "회사 매출은?", &[]);
+    assert_eq!((ko["refusal_reason"].as_str(), code), (Some("no_index"), 2));
+    assert!(
+        ko["answer"].as_str().unwrap().starts_with("근거 없음"),
+        "{ko}"
+    );
+    assert_eq!(server.chat_requests(), 0, "nothing to ground an answer in");
+    // The text form says it too, then the error with its hint.
+    let out = kb.run(&["ask", QUESTION]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("Nothing is indexed"));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("hint:"));
 }

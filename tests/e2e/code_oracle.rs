@@ -123,7 +123,11 @@ fn top_level_functions_agree_with_universal_ctags() {
     let mut found = BTreeSet::new();
     for doc in store.list_docs().unwrap() {
         for (span, _) in store.doc_blocks(&doc.doc_id).unwrap() {
-            let Some(symbol) = span["symbol"].as_str() else {
+            let Some(kebab::spans::SourceSpan::Code {
+                symbol: Some(symbol),
+                ..
+            }) = span
+            else {
                 continue;
             };
             let name = if let Some(f) = symbol.strip_prefix("fn ") {

@@ -1,6 +1,8 @@
 //! A scripted model server on loopback speaking the real Ollama (`/api/chat`,
 //! NDJSON) and OpenAI (`/v1/chat/completions`, SSE) streaming wire formats
-//! over HTTP/1.1 with chunked transfer encoding, as the real servers do.
+//! over HTTP/1.1 with chunked transfer encoding, as the real servers do, and
+//! OpenAI's `/v1/embeddings` (which Ollama and llama.cpp's server also
+//! serve) with bag-of-words vectors.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
@@ -51,10 +53,45 @@ pub fn tokens(answer: &str) -> Vec<String> {
 pub struct LlmServer {
     pub wire: Wire,
     port: u16,
-    chat_requests: Arc<AtomicUsize>,
-    bodies: Arc<Mutex<Vec<Value>>>,
+    seen: Arc<Seen>,
     stop: Arc<AtomicBool>,
     thread: Option<JoinHandle<()>>,
+}
+
+/// What the server was sent.
+#[derive(Default)]
+struct Seen {
+    chat_requests: AtomicUsize,
+    chat_bodies: Mutex<Vec<Value>>,
+    embeddings: Mutex<Vec<EmbeddingCall>>,
+}
+
+/// One `/v1/embeddings` request: its JSON body and `Authorization` header.
+#[derive(Debug, Clone)]
+pub struct EmbeddingCall {
+    pub body: Value,
+    pub authorization: Option<String>,
+}
+
+/// Length of the server's embeddings.
+pub const EMBED_DIMS: usize = 64;
+
+/// The server's embedding of `text`: word counts hashed (FNV-1a) into
+/// [`EMBED_DIMS`] buckets, not normalised (kebab normalises), so texts
+/// sharing words point the same way.
+pub fn embed_text(text: &str) -> Vec<f32> {
+    let mut v = vec![0f32; EMBED_DIMS];
+    for word in text
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+    {
+        let mut h: u64 = 0xcbf29ce484222325;
+        for b in word.to_lowercase().bytes() {
+            h = (h ^ u64::from(b)).wrapping_mul(0x100000001b3);
+        }
+        v[(h % EMBED_DIMS as u64) as usize] += 1.0;
+    }
+    v
 }
 
 /// The model name the server reports.
@@ -64,29 +101,25 @@ impl LlmServer {
     pub fn start(wire: Wire, script: Script) -> LlmServer {
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind loopback");
         let port = listener.local_addr().unwrap().port();
-        let chat_requests = Arc::new(AtomicUsize::new(0));
-        let bodies = Arc::new(Mutex::new(Vec::new()));
+        let seen = Arc::new(Seen::default());
         let stop = Arc::new(AtomicBool::new(false));
         let thread = {
-            let (chat_requests, bodies, stop) =
-                (chat_requests.clone(), bodies.clone(), stop.clone());
+            let (seen, stop) = (seen.clone(), stop.clone());
             std::thread::spawn(move || {
                 for conn in listener.incoming() {
                     if stop.load(Ordering::Relaxed) {
                         break;
                     }
                     let Ok(conn) = conn else { continue };
-                    let (script, chat_requests, bodies) =
-                        (script.clone(), chat_requests.clone(), bodies.clone());
-                    std::thread::spawn(move || serve(conn, wire, &script, &chat_requests, &bodies));
+                    let (script, seen) = (script.clone(), seen.clone());
+                    std::thread::spawn(move || serve(conn, wire, &script, &seen));
                 }
             })
         };
         LlmServer {
             wire,
             port,
-            chat_requests,
-            bodies,
+            seen,
             stop,
             thread: Some(thread),
         }
@@ -98,12 +131,17 @@ impl LlmServer {
 
     /// Chat requests received.
     pub fn chat_requests(&self) -> usize {
-        self.chat_requests.load(Ordering::SeqCst)
+        self.seen.chat_requests.load(Ordering::SeqCst)
     }
 
     /// JSON bodies of the chat requests, in order.
     pub fn bodies(&self) -> Vec<Value> {
-        self.bodies.lock().unwrap().clone()
+        self.seen.chat_bodies.lock().unwrap().clone()
+    }
+
+    /// The `/v1/embeddings` requests received, in order.
+    pub fn embedding_calls(&self) -> Vec<EmbeddingCall> {
+        self.seen.embeddings.lock().unwrap().clone()
     }
 
     /// A kebab config section pointing at this server.
@@ -138,28 +176,25 @@ pub fn dead_endpoint() -> String {
     format!("http://127.0.0.1:{port}")
 }
 
-fn serve(
-    conn: TcpStream,
-    wire: Wire,
-    script: &Script,
-    chat_requests: &AtomicUsize,
-    bodies: &Mutex<Vec<Value>>,
-) {
+fn serve(conn: TcpStream, wire: Wire, script: &Script, seen: &Seen) {
     let mut reader = BufReader::new(conn.try_clone().expect("clone socket"));
     let mut request_line = String::new();
     if reader.read_line(&mut request_line).is_err() || request_line.is_empty() {
         return;
     }
     let mut content_length = 0usize;
+    let mut authorization = None;
     loop {
         let mut header = String::new();
         if reader.read_line(&mut header).is_err() || header == "\r\n" || header.is_empty() {
             break;
         }
-        if let Some((name, value)) = header.split_once(':')
-            && name.eq_ignore_ascii_case("content-length")
-        {
-            content_length = value.trim().parse().unwrap_or(0);
+        if let Some((name, value)) = header.split_once(':') {
+            if name.eq_ignore_ascii_case("content-length") {
+                content_length = value.trim().parse().unwrap_or(0);
+            } else if name.eq_ignore_ascii_case("authorization") {
+                authorization = Some(value.trim().to_string());
+            }
         }
     }
     let mut body = vec![0u8; content_length];
@@ -181,15 +216,42 @@ fn serve(
             &json!({"object": "list", "data": [{"id": MODEL, "object": "model", "created": 1, "owned_by": "test"}]}),
         ),
         ("POST", "/api/chat") | ("POST", "/v1/chat/completions") => {
-            chat_requests.fetch_add(1, Ordering::SeqCst);
-            bodies
+            seen.chat_requests.fetch_add(1, Ordering::SeqCst);
+            seen.chat_bodies
                 .lock()
                 .unwrap()
                 .push(serde_json::from_slice(&body).unwrap_or(Value::Null));
             chat(&mut out, wire, script);
         }
+        ("POST", "/v1/embeddings") => {
+            let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+            seen.embeddings.lock().unwrap().push(EmbeddingCall {
+                body: body.clone(),
+                authorization,
+            });
+            respond_json(&mut out, 200, &embeddings(&body));
+        }
         _ => respond_json(&mut out, 404, &json!({"error": "not found"})),
     }
+}
+
+/// The `/v1/embeddings` response for a request body, its items in reverse
+/// order (clients must place vectors by `index`, not position).
+fn embeddings(body: &Value) -> Value {
+    let inputs: Vec<&str> = match &body["input"] {
+        Value::String(s) => vec![s.as_str()],
+        Value::Array(a) => a.iter().filter_map(Value::as_str).collect(),
+        _ => Vec::new(),
+    };
+    let data: Vec<Value> = inputs
+        .iter()
+        .enumerate()
+        .rev()
+        .map(|(i, text)| json!({"object": "embedding", "index": i, "embedding": embed_text(text)}))
+        .collect();
+    let tokens: usize = inputs.iter().map(|t| t.split_whitespace().count()).sum();
+    json!({"object": "list", "data": data, "model": body["model"],
+           "usage": {"prompt_tokens": tokens, "total_tokens": tokens}})
 }
 
 fn respond_json(out: &mut TcpStream, status: u16, body: &Value) {

@@ -22,6 +22,8 @@ mod hybrid;
 mod incremental;
 mod large_files;
 mod one_file;
+mod remote_embedding;
+mod rerank;
 mod sandbox;
 mod search_quality;
 mod wire_schema;

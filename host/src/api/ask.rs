@@ -47,19 +47,34 @@ impl Session {
             return Err(ApiError::invalid("question", "is empty"));
         }
         let mode = parse_mode(input.mode.as_deref())?;
-        self.indexed_app()?;
         let llm = LlmClient::new(self.config.models.llm.clone())?;
-        let mut notes = Vec::new();
-        let vectors = self.channel_for(mode, &mut notes)?;
-        let korean = self.korean_for(&input.question, &mut notes);
-        let opts = AskOptions {
+        let mut opts = AskOptions {
             k: input.k,
             explain: input.explain,
             session: input.session.clone(),
-            vectors,
+            vectors: None,
             mode,
-            korean,
+            korean: None,
+            rerank: None,
         };
+        if let Err(e) = self.indexed_app() {
+            return Err(match e {
+                ApiError::NotIndexed { data_dir, .. } => ApiError::NotIndexed {
+                    data_dir,
+                    refusal: Some(Box::new(crate::rag::refuse_without_index(
+                        &llm,
+                        &self.config,
+                        &input.question,
+                        &opts,
+                    ))),
+                },
+                other => other,
+            });
+        }
+        let mut notes = Vec::new();
+        opts.vectors = self.channel_for(mode, &mut notes)?;
+        opts.korean = self.korean_for(&input.question, &mut notes);
+        opts.rerank = self.reranker()?;
         // Answers and chat turns are written through a connection of
         // their own: the session's stays a reader.
         let mut store = Store::open(&self.paths.sqlite())?;

@@ -206,49 +206,29 @@ fn llm_checks(
     })
 }
 
-/// ONNX Runtime, the embedding model with its vector table, and the
-/// Korean dictionary.
+/// ONNX Runtime (when a local model needs it), the embedding model with
+/// its vector table, the reranker, and the Korean dictionary.
 fn search_index_checks(app: &App) -> Vec<(&'static str, CheckResult)> {
     let mut out = Vec::new();
     let embedding = &app.config.models.embedding;
-    if embedding.model.trim().is_empty() {
-        out.push((
-            "embedding_model",
-            Ok("off ([models.embedding] model is empty): lexical search only".to_string()),
-        ));
-    } else {
-        let candidates = crate::embed::runtime::candidates(
-            embedding.runtime.as_deref(),
-            &app.paths.data_dir,
-            &app.paths.cache_dir,
-        );
+    let rerank = &app.config.search.rerank;
+    let local_model =
+        !embedding.model.trim().is_empty() && embedding.provider == crate::embed::Provider::Onnx;
+    if local_model || rerank.enabled {
         out.push((
             "onnx_runtime",
-            crate::embed::runtime::locate(&candidates)
+            crate::embed::runtime::locate(&app.runtime_candidates())
                 .map(|p| p.display().to_string())
                 .map_err(|e| (e.to_string(), e.hint())),
         ));
+    }
+    out.push(("embedding_model", embedding_check(app)));
+    if rerank.enabled {
         out.push((
-            "embedding_model",
-            match app.embedder() {
-                Ok(Some(e)) => {
-                    let spec = e.spec();
-                    let rows = app
-                        .vectors(spec)
-                        .and_then(|v| v.count().map(|n| (v.name().to_string(), n)));
-                    match rows {
-                        Ok((table, n)) => Ok(format!(
-                            "{} ({}d) from {}; {n} vectors in {table}",
-                            spec.id(),
-                            spec.dimensions,
-                            spec.dir.display()
-                        )),
-                        Err(err) => Err((err.to_string(), "re-run `kebab ingest`".into())),
-                    }
-                }
-                Ok(None) => Ok("off".into()),
-                Err(e) => Err((e.to_string(), e.hint())),
-            },
+            "reranker",
+            crate::rerank::Reranker::load(rerank, &app.runtime_candidates())
+                .and_then(|r| r.probe())
+                .map_err(|e| (e.to_string(), e.hint())),
         ));
     }
     out.push((
@@ -268,4 +248,31 @@ fn search_index_checks(app: &App) -> Vec<(&'static str, CheckResult)> {
         },
     ));
     out
+}
+
+/// The embedding model: loaded, answering a probe query with vectors of
+/// the configured length, and its vector table's size.
+fn embedding_check(app: &App) -> CheckResult {
+    let embedder = match app.embedder() {
+        Ok(Some(e)) => e,
+        Ok(None) => {
+            return Ok("off ([models.embedding] model is empty): lexical search only".into());
+        }
+        Err(e) => return Err((e.to_string(), e.hint())),
+    };
+    let spec = embedder.spec();
+    embedder
+        .embed_query("kebab doctor")
+        .map_err(|e| (e.to_string(), e.hint()))?;
+    let (table, n) = app
+        .vectors(spec)
+        .and_then(|v| v.count().map(|n| (v.name().to_string(), n)))
+        .map_err(|err| (err.to_string(), "re-run `kebab ingest`".to_string()))?;
+    Ok(format!(
+        "{} ({}d) from {} ({}); {n} vectors in {table}",
+        spec.id(),
+        spec.dimensions,
+        spec.source,
+        spec.provider().as_str(),
+    ))
 }

@@ -14,7 +14,7 @@ use crate::embed::EmbedError;
 use crate::embed::pull::PullError;
 use crate::eval::EvalError;
 use crate::fetch::FetchError;
-use crate::ingest::IngestError;
+use crate::ingest::{DerivedError, IngestError};
 use crate::korean::KoreanError;
 use crate::llm::LlmError;
 use crate::plugin::install::InstallError;
@@ -27,8 +27,13 @@ use crate::wire::ErrorReport;
 #[derive(Debug, thiserror::Error)]
 pub enum ApiError {
     /// Search or ask on an index that holds nothing (or does not exist).
+    /// For `ask`, `refusal` is the `answer.v1` refusal (reason `no_index`)
+    /// a front end shows beside the error.
     #[error("nothing is indexed in {data_dir}")]
-    NotIndexed { data_dir: PathBuf },
+    NotIndexed {
+        data_dir: PathBuf,
+        refusal: Option<Box<crate::wire::Answer>>,
+    },
     /// A request that cannot be served as given (a missing field, an
     /// unknown mode, too many queries).
     #[error("invalid input: {field}: {message}")]
@@ -156,7 +161,7 @@ pub fn report_with_message(err: &(dyn StdError + 'static), message: String) -> E
 /// The classification of a use-case error.
 fn classify_api(e: &ApiError) -> Option<Classified> {
     Some(match e {
-        ApiError::NotIndexed { data_dir } => Classified::new(
+        ApiError::NotIndexed { data_dir, .. } => Classified::new(
             "not_indexed",
             "`kebab ingest <dir>` first, or pass the --data-dir that holds your index",
         )
@@ -234,11 +239,21 @@ fn classify_one(cause: &(dyn StdError + 'static)) -> Option<Classified> {
         };
         return Some(Classified::new("config_invalid", hint));
     }
-    if let Some(IngestError::Path { .. }) = cause.downcast_ref::<IngestError>() {
-        return Some(Classified::new(
-            "io_error",
-            "check that the path exists and is readable",
-        ));
+    match cause.downcast_ref::<IngestError>() {
+        Some(IngestError::Path { .. }) => {
+            return Some(Classified::new(
+                "io_error",
+                "check that the path exists and is readable",
+            ));
+        }
+        Some(IngestError::Derived(derived)) => {
+            return match derived {
+                DerivedError::Store(e) => classify_one(e),
+                DerivedError::Embed(e) => classify_one(e),
+                DerivedError::Vector(_) => None,
+            };
+        }
+        _ => {}
     }
     if let Some(e) = cause.downcast_ref::<AppError>() {
         return match e {
@@ -255,7 +270,17 @@ fn classify_one(cause: &(dyn StdError + 'static)) -> Option<Classified> {
         return Some(Classified::new(e.code(), e.hint()));
     }
     if let Some(e) = cause.downcast_ref::<EmbedError>() {
-        return Some(Classified::new("model_missing", e.hint()));
+        let code = match e {
+            EmbedError::Remote { .. } => "model_unreachable",
+            _ => "model_missing",
+        };
+        return Some(Classified::new(code, e.hint()));
+    }
+    if let Some(e) = cause.downcast_ref::<crate::rerank::RerankError>() {
+        return match e {
+            crate::rerank::RerankError::Model(e) => classify_one(e),
+            _ => Some(Classified::new("model_missing", e.hint())),
+        };
     }
     if let Some(e) = cause.downcast_ref::<SearchError>() {
         return match e {
@@ -265,6 +290,7 @@ fn classify_one(cause: &(dyn StdError + 'static)) -> Option<Classified> {
             )),
             SearchError::Store(e) => classify_one(e),
             SearchError::Embed(e) => classify_one(e),
+            SearchError::Rerank(e) => classify_one(e),
             SearchError::Vector(_) => None,
         };
     }
@@ -292,6 +318,7 @@ mod tests {
     fn codes_hints_and_details_come_from_the_first_known_cause() {
         let e = ApiError::NotIndexed {
             data_dir: "/tmp/kb".into(),
+            refusal: None,
         };
         let r = e.report();
         assert_eq!(r.code, "not_indexed");

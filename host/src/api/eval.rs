@@ -15,6 +15,7 @@ use crate::eval::{self, Aggregate, QueryResult, RankedHit};
 use crate::fusion::Fusion;
 use crate::indexes::Indexes;
 use crate::ingest::VectorReport;
+use crate::rerank::Reranker;
 use crate::search::{Mode, Request, SearchError};
 
 /// `eval_report.v1`: a golden suite measured per mode (`kebab eval run`).
@@ -67,31 +68,88 @@ pub struct BeirReport {
     pub modes: Vec<BeirRow>,
 }
 
-/// The modes to measure: those asked for, else every mode available (a
-/// note says when vectors are off).
+/// A measured mode: a search mode, optionally followed by the reranker
+/// (`hybrid+rerank`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct EvalMode {
+    mode: Mode,
+    rerank: bool,
+}
+
+impl EvalMode {
+    /// The mode's name in reports.
+    fn label(self) -> &'static str {
+        match (self.mode, self.rerank) {
+            (m, false) => m.as_str(),
+            (Mode::Lexical, true) => "lexical+rerank",
+            (Mode::Vector, true) => "vector+rerank",
+            (Mode::Hybrid, true) => "hybrid+rerank",
+        }
+    }
+
+    /// Parse a `--mode` value: a search mode, optionally with `+rerank`.
+    fn parse(s: &str) -> Result<EvalMode, ApiError> {
+        let (base, rerank) = match s.strip_suffix("+rerank") {
+            Some(base) => (base, true),
+            None => (s, false),
+        };
+        let mode = Mode::parse(base).ok_or_else(|| {
+            ApiError::invalid(
+                "mode",
+                format!(
+                    "unknown mode `{s}`: expected lexical, vector or hybrid, \
+                     optionally followed by +rerank"
+                ),
+            )
+        })?;
+        Ok(EvalMode { mode, rerank })
+    }
+}
+
+/// The modes to measure: those asked for, else every mode available
+/// (hybrid+rerank when a reranker is loaded; a note says when vectors are
+/// off).
 fn modes(
     requested: &[String],
     indexes: &Indexes,
     app: &App,
+    reranker: Option<&Reranker>,
     note: &mut dyn FnMut(String),
-) -> Result<Vec<Mode>, ApiError> {
+) -> Result<Vec<EvalMode>, ApiError> {
     let vectors = indexes.vector_channel(app).is_some();
+    let plain = |mode| EvalMode {
+        mode,
+        rerank: false,
+    };
     if requested.is_empty() {
-        if !vectors {
+        let mut out = if vectors {
+            vec![
+                plain(Mode::Lexical),
+                plain(Mode::Vector),
+                plain(Mode::Hybrid),
+            ]
+        } else {
             for w in &indexes.warnings {
                 note(format!("{w}; measuring lexical search only"));
             }
-            return Ok(vec![Mode::Lexical]);
+            vec![plain(Mode::Lexical)]
+        };
+        if reranker.is_some() {
+            let best = out[out.len() - 1].mode;
+            out.push(EvalMode {
+                mode: best,
+                rerank: true,
+            });
         }
-        return Ok(vec![Mode::Lexical, Mode::Vector, Mode::Hybrid]);
+        return Ok(out);
     }
     requested
         .iter()
         .map(|m| {
-            let mode = super::ask::parse_mode(Some(m))?.expect("a mode was given");
-            if mode != Mode::Lexical && !vectors {
+            let mode = EvalMode::parse(m)?;
+            if mode.mode != Mode::Lexical && !vectors {
                 return Err(SearchError::NoVectors {
-                    mode: mode.as_str(),
+                    mode: mode.mode.as_str(),
                     reason: indexes.warnings.join("; "),
                 }
                 .into());
@@ -101,24 +159,39 @@ fn modes(
         .collect()
 }
 
+/// The reranker when `[search.rerank]` is enabled or a requested mode
+/// asks for one (`hybrid+rerank` loads the configured model even while
+/// search runs without it).
+fn reranker(app: &App, requested: &[String]) -> Result<Option<Reranker>, ApiError> {
+    let config = &app.config.search.rerank;
+    if !config.enabled && !requested.iter().any(|m| m.ends_with("+rerank")) {
+        return Ok(None);
+    }
+    Reranker::load(config, &app.runtime_candidates())
+        .map(Some)
+        .map_err(|e| SearchError::from(e).into())
+}
+
 /// The search request evaluation uses for `query`.
 fn request<'a>(
     app: &App,
     indexes: &'a Indexes,
     query: &'a str,
-    mode: Mode,
+    mode: EvalMode,
     k: usize,
     filter: &'a crate::store::ChunkFilter,
+    reranker: Option<&'a Reranker>,
 ) -> Request<'a> {
     Request {
         query,
         k,
-        mode,
+        mode: mode.mode,
         filter,
         snippet_chars: 40,
         fusion: app.config.search.fusion(),
         candidates: app.config.search.candidates.max(k),
         korean: indexes.korean.as_ref(),
+        rerank: reranker.filter(|_| mode.rerank),
     }
 }
 
@@ -136,26 +209,31 @@ fn judged_queries(beir: &eval::beir::Beir, limit: Option<usize>) -> Vec<&(String
 }
 
 /// The mode whose channels cover every measured mode.
-fn widest(modes: &[Mode]) -> Mode {
-    if modes.contains(&Mode::Hybrid)
-        || (modes.contains(&Mode::Lexical) && modes.contains(&Mode::Vector))
-    {
+fn widest(modes: &[EvalMode]) -> EvalMode {
+    let has = |m| modes.iter().any(|e| e.mode == m);
+    let mode = if has(Mode::Hybrid) || (has(Mode::Lexical) && has(Mode::Vector)) {
         Mode::Hybrid
     } else {
-        modes[0]
+        modes[0].mode
+    };
+    EvalMode {
+        mode,
+        rerank: false,
     }
 }
 
-/// Rank one query's `candidates` under every variant and record its
-/// nDCG@10 and recall@100 against the graded judgements `gains` (BEIR
-/// document ids; `stems` maps corpus file stems to them).
+/// Rank one query's `candidates` under every variant (a reranked one
+/// reorders its best `top_n` with `reranker`) and record its nDCG@10 and
+/// recall@100 against the graded judgements `gains` (BEIR document ids;
+/// `stems` maps corpus file stems to them).
 fn score_variants(
     variants: &mut [Variant],
     candidates: &crate::search::Candidates,
     request: &Request<'_>,
+    reranker: Option<&Reranker>,
     gains: &HashMap<String, f64>,
     stems: &HashMap<String, String>,
-) {
+) -> Result<(), SearchError> {
     let relevant: HashSet<String> = gains
         .iter()
         .filter(|(_, g)| **g > 0.0)
@@ -163,11 +241,16 @@ fn score_variants(
         .collect();
     for v in variants {
         let started = Instant::now();
+        let reranker = reranker.filter(|_| v.mode.rerank);
         let variant = Request {
-            mode: v.mode,
+            mode: v.mode.mode,
+            k: request.k.max(reranker.map_or(0, Reranker::top_n)),
             ..request.clone()
         };
-        let ranked = crate::search::rank(candidates, &variant, v.fusion);
+        let mut ranked = crate::search::rank(candidates, &variant, v.fusion);
+        if let Some(reranker) = reranker {
+            ranked = reranker.rerank(request.query, ranked, request.k)?;
+        }
         v.rank_secs += started.elapsed().as_secs_f64();
         let docs = eval::metrics::first_occurrences(ranked.into_iter().filter_map(|r| {
             let stem = Path::new(&r.hit.doc_path)
@@ -181,6 +264,7 @@ fn score_variants(
         v.recall
             .push(Some(eval::metrics::recall_at_k(&docs, &relevant, 100)));
     }
+    Ok(())
 }
 
 /// The report rows: each variant's means over `queries` queries, and its
@@ -190,8 +274,8 @@ fn rows(variants: &[Variant], queries: usize, gather_secs: f64) -> Vec<BeirRow> 
     variants
         .iter()
         .map(|v| BeirRow {
-            mode: v.mode.as_str(),
-            fusion: (v.mode == Mode::Hybrid).then(|| v.fusion.label()),
+            mode: v.mode.label(),
+            fusion: (v.mode.mode == Mode::Hybrid).then(|| v.fusion.label()),
             queries,
             ndcg_at_10: eval::metrics::mean(&v.ndcg),
             recall_at_100: eval::metrics::mean(&v.recall),
@@ -202,7 +286,7 @@ fn rows(variants: &[Variant], queries: usize, gather_secs: f64) -> Vec<BeirRow> 
 
 /// What `eval beir` measures: a mode and, for hybrid, a fusion.
 struct Variant {
-    mode: Mode,
+    mode: EvalMode,
     fusion: Fusion,
     ndcg: Vec<Option<f64>>,
     recall: Vec<Option<f64>>,
@@ -212,7 +296,7 @@ struct Variant {
 /// One variant per mode, and per requested fusion for hybrid (default:
 /// the configured fusion).
 fn variants(
-    modes: &[Mode],
+    modes: &[EvalMode],
     fusions: &[String],
     configured: Fusion,
 ) -> Result<Vec<Variant>, ApiError> {
@@ -227,7 +311,7 @@ fn variants(
     };
     let mut out = Vec::new();
     for &mode in modes {
-        let per_mode = if mode == Mode::Hybrid {
+        let per_mode = if mode.mode == Mode::Hybrid {
             &fusions[..]
         } else {
             &fusions[..1]
@@ -257,7 +341,8 @@ impl Session {
         let app = self.app()?;
         let queries = eval::load_suite(suite)?;
         let indexes = Indexes::open(app, true);
-        let modes = modes(requested, &indexes, app, note)?;
+        let reranker = reranker(app, requested)?;
+        let modes = modes(requested, &indexes, app, reranker.as_ref(), note)?;
         let by_path: HashMap<String, String> = app
             .store
             .list_docs()?
@@ -277,7 +362,7 @@ impl Session {
                 }
             }
             for &mode in &modes {
-                let request = request(app, &indexes, &q.query, mode, k, &filter);
+                let request = request(app, &indexes, &q.query, mode, k, &filter, reranker.as_ref());
                 let hits: Vec<RankedHit> =
                     crate::search::retrieve(&app.store, indexes.vector_channel(app), &request)?
                         .into_iter()
@@ -286,7 +371,7 @@ impl Session {
                             doc_id: r.hit.doc_id,
                         })
                         .collect();
-                results.push(eval::score_query(q, &docs, &hits, k, mode));
+                results.push(eval::score_query(q, &docs, &hits, k, mode.label()));
             }
         }
         let suite = suite.display().to_string();
@@ -344,7 +429,8 @@ impl Session {
             &cancel,
             &mut |_| {},
         )?;
-        let modes = modes(requested, &indexes, &eval_app, note)?;
+        let reranker = reranker(app, requested)?;
+        let modes = modes(requested, &indexes, &eval_app, reranker.as_ref(), note)?;
         let judged = judged_queries(&beir, limit);
         let mut variants = variants(&modes, fusions, app.config.search.fusion())?;
         // Each query's candidates are gathered once, from the channels the
@@ -355,7 +441,7 @@ impl Session {
         let filter = Default::default();
         let mut gather_secs = 0.0;
         for (qid, text) in &judged {
-            let request = request(app, &indexes, text, widest, 100, &filter);
+            let request = request(app, &indexes, text, widest, 100, &filter, None);
             let started = Instant::now();
             let candidates = crate::search::candidates(
                 &eval_app.store,
@@ -367,9 +453,10 @@ impl Session {
                 &mut variants,
                 &candidates,
                 &request,
+                reranker.as_ref(),
                 &beir.qrels[qid],
                 &stems,
-            );
+            )?;
         }
         let modes = rows(&variants, judged.len(), gather_secs);
         Ok(BeirReport {

@@ -31,6 +31,7 @@ use crate::config::Config;
 use crate::embed::Embedder;
 use crate::fetch::FetchResult;
 use crate::korean::KoreanAnalyzer;
+use crate::rerank::Reranker;
 use crate::search::VectorChannel;
 use crate::vector::VectorStore;
 use crate::wire::DocSummary;
@@ -46,6 +47,8 @@ pub struct Session {
     /// The embedding model and its table (`None`: no model configured), or
     /// why vector search is off.
     vectors: OnceCell<Result<Option<(Embedder, VectorStore)>, String>>,
+    /// The cross-encoder, once loaded (`None`: reranking is off).
+    reranker: OnceCell<Option<Reranker>>,
     keep_fresh: bool,
     /// The index's `data_version` when the vector table last moved to its
     /// latest version (with `keep_fresh`).
@@ -146,6 +149,7 @@ impl Session {
             app: OnceCell::new(),
             korean: OnceCell::new(),
             vectors: OnceCell::new(),
+            reranker: OnceCell::new(),
             keep_fresh: false,
             vectors_seen: Cell::new(None),
         }
@@ -183,6 +187,7 @@ impl Session {
     fn indexed_app(&self) -> Result<&App, ApiError> {
         let not_indexed = || ApiError::NotIndexed {
             data_dir: self.paths.data_dir.clone(),
+            refusal: None,
         };
         if self.app.get().is_none() && !self.paths.sqlite().is_file() {
             return Err(not_indexed());
@@ -266,6 +271,26 @@ impl Session {
                 Ok(None)
             }
         }
+    }
+
+    /// The reranker when `[search.rerank]` is enabled (loaded on first
+    /// use); a model that does not load is an error, since the user asked
+    /// for it.
+    fn reranker(&self) -> Result<Option<&Reranker>, ApiError> {
+        if let Some(loaded) = self.reranker.get() {
+            return Ok(loaded.as_ref());
+        }
+        let config = &self.config.search.rerank;
+        let loaded = if config.enabled {
+            let app = self.app()?;
+            Some(
+                Reranker::load(config, &app.runtime_candidates())
+                    .map_err(crate::search::SearchError::from)?,
+            )
+        } else {
+            None
+        };
+        Ok(self.reranker.get_or_init(|| loaded).as_ref())
     }
 
     /// The Korean analyser when `text` has Hangul in it and one loads (the

@@ -70,6 +70,7 @@ impl Session {
             .iter()
             .map(|card| {
                 let config = EmbeddingConfig {
+                    provider: crate::embed::Provider::Onnx,
                     model: card.name.into(),
                     path: None,
                     ..embedding.clone()
@@ -83,7 +84,7 @@ impl Session {
                     installed: ModelSpec::resolve(&config, &paths.data_dir, &paths.cache_dir)
                         .ok()
                         .flatten()
-                        .map(|s| s.dir),
+                        .and_then(|s| s.local_dir().map(Path::to_path_buf)),
                 }
             })
             .collect();

@@ -133,6 +133,7 @@ impl Session {
             fusion: search.fusion(),
             candidates: search.candidates,
             korean,
+            rerank: self.reranker()?,
         };
         let started = std::time::Instant::now();
         let response = crate::search::search(&app.store, channel, &request)?;

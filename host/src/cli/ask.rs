@@ -14,7 +14,24 @@ pub(crate) fn ask(session: &Session, input: &kebab::api::ask::AskInput, json: bo
             let _ = out.flush();
         }
     };
-    let outcome = session.ask(input, &mut on_token, cancel)?;
+    let outcome = match session.ask(input, &mut on_token, cancel) {
+        Ok(outcome) => outcome,
+        Err(e) => {
+            // A refusal that comes with the error (`no_index`) is shown too.
+            if let kebab::api::ApiError::NotIndexed {
+                refusal: Some(answer),
+                ..
+            } = &e
+            {
+                if json {
+                    print_json(answer)?;
+                } else {
+                    println!("{}", answer.answer);
+                }
+            }
+            return Err(e.into());
+        }
+    };
     if json {
         print_json(&outcome.answer)?;
     } else {

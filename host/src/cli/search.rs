@@ -146,11 +146,23 @@ pub(crate) fn print_hits(response: &SearchResponse, explain: bool) {
         .iter()
         .find_map(|h| h.embedding_model.clone())
         .unwrap_or_default();
-    let method = match response.mode {
-        "hybrid" => format!("bm25+{model}/RRF"),
+    let fusion = response
+        .hits
+        .iter()
+        .find_map(|h| h.retrieval.fusion_kind)
+        .unwrap_or("fused");
+    let mut method = match response.mode {
+        "hybrid" => format!("bm25+{model}/{fusion}"),
         "vector" => model,
         _ => "bm25/fts5".into(),
     };
+    if response
+        .hits
+        .iter()
+        .any(|h| h.retrieval.rerank_score.is_some())
+    {
+        method.push_str("+rerank");
+    }
     println!(
         "{} hits  {}  index {}  {method}",
         response.hits.len(),
@@ -178,12 +190,18 @@ fn print_explain(hit: &kebab::wire::SearchHit) {
     );
     if r.method == "hybrid" {
         println!(
-            "   ├ {} fusion  rank {}  score {}",
-            hit.score_kind,
-            hit.rank,
+            "   ├ {} fusion  score {}",
+            r.fusion_kind.unwrap_or("-"),
             score(r.fusion_score, 3)
         );
     }
+    if let Some(rerank) = r.rerank_score {
+        println!("   ├ rerank (cross-encoder)  score {rerank:.3}");
+    }
+    println!(
+        "   ├ final rank {}  {} {:.3}",
+        hit.rank, hit.score_kind, hit.score
+    );
     println!(
         "   └ chunker {}  chunk_id {}",
         hit.chunker_version, hit.chunk_id

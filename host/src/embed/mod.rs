@@ -1,20 +1,20 @@
-//! Text embeddings computed locally: an ONNX model run by ONNX Runtime
-//! (`ort`) behind its Hugging Face `tokenizers` tokenizer.
+//! Text embeddings: an ONNX model run locally by ONNX Runtime (`ort`)
+//! behind its Hugging Face `tokenizers` tokenizer, or any OpenAI-compatible
+//! `/v1/embeddings` server ([`remote`]).
 //!
 //! Sentence-transformer style models: token embeddings are mean-pooled over
-//! the attention mask and L2-normalised, so a dot product is the cosine.
+//! the attention mask; every vector, local or remote, is L2-normalised, so
+//! a dot product is the cosine.
 
 pub mod catalog;
+pub mod onnx;
 pub mod pull;
+pub mod remote;
 pub mod runtime;
 
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 
-use ort::session::Session;
-use ort::value::Tensor;
 use serde::{Deserialize, Serialize};
-use tokenizers::{Tokenizer, TruncationParams};
 
 /// Problems finding, loading or running an embedding model.
 #[derive(Debug, thiserror::Error)]
@@ -32,10 +32,14 @@ pub enum EmbedError {
         "embedding model `{name}` is not in kebab's catalog; set [models.embedding] path and dimensions"
     )]
     UnknownModel { name: String },
+    #[error("remote embedding model `{name}` needs [models.embedding] dimensions")]
+    RemoteDimensions { name: String },
     #[error("cannot load {path}: {message}")]
     Load { path: PathBuf, message: String },
     #[error("embedding failed: {0}")]
     Run(String),
+    #[error("embedding server at {endpoint} failed: {detail}")]
+    Remote { endpoint: String, detail: String },
     #[error("model produced {got} dimensions, config says {expected}")]
     Dimensions { expected: usize, got: usize },
 }
@@ -63,7 +67,37 @@ impl EmbedError {
                  holding model.onnx and tokenizer.json"
             ),
             EmbedError::UnknownModel { .. } => "see `kebab models list`".into(),
+            EmbedError::RemoteDimensions { .. } => {
+                "set [models.embedding] dimensions to the length of the server's vectors".into()
+            }
+            EmbedError::Remote { .. } => "is the server running and serving this model? \
+                 check [models.embedding] endpoint, model and api_key_env"
+                .into(),
             _ => "check the model files; `kebab doctor` shows what was found".into(),
+        }
+    }
+}
+
+/// Where embeddings are computed.
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, Eq)]
+pub enum Provider {
+    /// A local ONNX model run by ONNX Runtime (`fastembed`, the design's
+    /// name for a local ONNX embedder, and `local` mean the same).
+    #[default]
+    #[serde(rename = "onnx", alias = "fastembed", alias = "local")]
+    Onnx,
+    /// Any server speaking OpenAI's `POST /v1/embeddings` (Ollama,
+    /// llama.cpp's server, vLLM, OpenAI itself).
+    #[serde(rename = "openai")]
+    OpenAi,
+}
+
+impl Provider {
+    /// The provider's name in config and in `answer.v1.embedding`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Provider::Onnx => "onnx",
+            Provider::OpenAi => "openai",
         }
     }
 }
@@ -73,16 +107,21 @@ impl EmbedError {
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(default)]
 pub struct EmbeddingConfig {
-    /// Model name (see `kebab models list`); empty = no vector search.
+    /// `onnx` (local, the default) or `openai` (an OpenAI-compatible
+    /// `/v1/embeddings` server).
+    pub provider: Provider,
+    /// Model name (see `kebab models list`, or as the server knows it);
+    /// empty = no vector search.
     pub model: String,
     /// Version label stored with every vector; bump it to re-embed.
     pub version: String,
     /// Directory holding `model.onnx` and `tokenizer.json`; default: the
     /// data dir's `models/<model>`, then the user cache's.
     pub path: Option<String>,
-    /// Output dimensions (default: the catalog's).
+    /// Output dimensions (default: the catalog's; required for a remote
+    /// model the catalog does not know).
     pub dimensions: Option<usize>,
-    /// Texts per model call.
+    /// Texts per model call (per request for a remote model).
     pub batch_size: usize,
     /// Token limit per text (default: the catalog's); longer input is cut.
     pub max_length: Option<usize>,
@@ -93,11 +132,19 @@ pub struct EmbeddingConfig {
     pub query_prefix: Option<String>,
     /// Prefix for passages (default: the catalog's).
     pub passage_prefix: Option<String>,
+    /// Base URL of the remote server, up to and including `/v1`.
+    pub endpoint: String,
+    /// Name of the environment variable holding the remote server's API
+    /// key (sent as a bearer token); the key never lives in the config.
+    pub api_key_env: Option<String>,
+    /// Longest wait for one remote request.
+    pub timeout_secs: u64,
 }
 
 impl Default for EmbeddingConfig {
     fn default() -> Self {
         EmbeddingConfig {
+            provider: Provider::Onnx,
             model: "multilingual-e5-small".into(),
             version: "v1".into(),
             path: None,
@@ -107,16 +154,41 @@ impl Default for EmbeddingConfig {
             runtime: None,
             query_prefix: None,
             passage_prefix: None,
+            endpoint: "http://127.0.0.1:11434/v1".into(),
+            api_key_env: None,
+            timeout_secs: 60,
         }
     }
 }
 
-/// A model with every setting decided and its files located.
+/// Where a resolved model runs.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ModelSource {
+    /// A local directory holding `model.onnx` and `tokenizer.json`.
+    Local(PathBuf),
+    /// An OpenAI-compatible server.
+    Remote {
+        endpoint: String,
+        api_key_env: Option<String>,
+        timeout_secs: u64,
+    },
+}
+
+impl std::fmt::Display for ModelSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ModelSource::Local(dir) => write!(f, "{}", dir.display()),
+            ModelSource::Remote { endpoint, .. } => write!(f, "{endpoint}"),
+        }
+    }
+}
+
+/// A model with every setting decided and its files (or server) located.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ModelSpec {
     pub name: String,
     pub version: String,
-    pub dir: PathBuf,
+    pub source: ModelSource,
     pub dimensions: usize,
     pub max_length: usize,
     pub batch_size: usize,
@@ -137,29 +209,25 @@ impl ModelSpec {
             return Ok(None);
         }
         let card = catalog::card(name);
-        let dimensions = config
-            .dimensions
-            .or(card.map(|c| c.dimensions))
-            .ok_or_else(|| EmbedError::UnknownModel { name: name.into() })?;
-        let searched: Vec<PathBuf> = match &config.path {
-            Some(p) => vec![crate::config::expand_home(p)],
-            None => vec![
-                data_dir.join("models").join(name),
-                cache_dir.join("models").join(name),
-            ],
+        let dimensions = config.dimensions.or(card.map(|c| c.dimensions));
+        let (dimensions, source) = match config.provider {
+            Provider::Onnx => (
+                dimensions.ok_or_else(|| EmbedError::UnknownModel { name: name.into() })?,
+                ModelSource::Local(local_dir(config, name, data_dir, cache_dir)?),
+            ),
+            Provider::OpenAi => (
+                dimensions.ok_or_else(|| EmbedError::RemoteDimensions { name: name.into() })?,
+                ModelSource::Remote {
+                    endpoint: config.endpoint.trim_end_matches('/').to_string(),
+                    api_key_env: config.api_key_env.clone(),
+                    timeout_secs: config.timeout_secs.max(1),
+                },
+            ),
         };
-        let dir = searched
-            .iter()
-            .find(|d| d.join("model.onnx").is_file() && d.join("tokenizer.json").is_file())
-            .cloned()
-            .ok_or_else(|| EmbedError::ModelMissing {
-                name: name.into(),
-                searched: searched.clone(),
-            })?;
         Ok(Some(ModelSpec {
             name: name.into(),
             version: config.version.clone(),
-            dir,
+            source,
             dimensions,
             max_length: config
                 .max_length
@@ -181,15 +249,59 @@ impl ModelSpec {
     pub fn id(&self) -> String {
         format!("{}@{}", self.name, self.version)
     }
+
+    /// Who computes the vectors.
+    pub fn provider(&self) -> Provider {
+        match self.source {
+            ModelSource::Local(_) => Provider::Onnx,
+            ModelSource::Remote { .. } => Provider::OpenAi,
+        }
+    }
+
+    /// The model directory of a local model.
+    pub fn local_dir(&self) -> Option<&Path> {
+        match &self.source {
+            ModelSource::Local(dir) => Some(dir),
+            ModelSource::Remote { .. } => None,
+        }
+    }
 }
 
-/// A loaded model.
+/// The first directory holding a local model's files: the configured
+/// `path`, else `models/<name>` under the data dir, then the cache dir.
+fn local_dir(
+    config: &EmbeddingConfig,
+    name: &str,
+    data_dir: &Path,
+    cache_dir: &Path,
+) -> Result<PathBuf, EmbedError> {
+    let searched: Vec<PathBuf> = match &config.path {
+        Some(p) => vec![PathBuf::from(p)],
+        None => vec![
+            data_dir.join("models").join(name),
+            cache_dir.join("models").join(name),
+        ],
+    };
+    searched
+        .iter()
+        .find(|d| d.join("model.onnx").is_file() && d.join("tokenizer.json").is_file())
+        .cloned()
+        .ok_or_else(|| EmbedError::ModelMissing {
+            name: name.into(),
+            searched: searched.clone(),
+        })
+}
+
+/// What computes a loaded model's vectors.
+enum Backend {
+    Onnx(Box<onnx::OnnxModel>),
+    Remote(remote::RemoteEmbedder),
+}
+
+/// A loaded model (or a client for its server).
 pub struct Embedder {
     spec: ModelSpec,
-    tokenizer: Tokenizer,
-    session: Mutex<Session>,
-    wants_token_types: bool,
-    runtime: PathBuf,
+    backend: Backend,
 }
 
 impl std::fmt::Debug for Embedder {
@@ -201,52 +313,36 @@ impl std::fmt::Debug for Embedder {
 }
 
 impl Embedder {
-    /// Load ONNX Runtime from `library` and the model described by `spec`.
-    pub fn load(spec: ModelSpec, library: &Path) -> Result<Embedder, EmbedError> {
-        let runtime = runtime::init(library)?;
-        let load_err = |path: &Path, message: String| EmbedError::Load {
-            path: path.to_path_buf(),
-            message,
+    /// Load the model `spec` describes: a local one with ONNX Runtime
+    /// from the first of `runtime_candidates` that holds the library; a
+    /// remote one as an HTTP client (nothing is sent until first use).
+    pub fn load(spec: ModelSpec, runtime_candidates: &[PathBuf]) -> Result<Embedder, EmbedError> {
+        let backend = match &spec.source {
+            ModelSource::Local(dir) => {
+                let library = runtime::locate(runtime_candidates)?;
+                Backend::Onnx(Box::new(onnx::OnnxModel::load(
+                    dir,
+                    spec.max_length,
+                    &library,
+                )?))
+            }
+            ModelSource::Remote {
+                endpoint,
+                api_key_env,
+                timeout_secs,
+            } => Backend::Remote(remote::RemoteEmbedder::new(
+                endpoint,
+                &spec.name,
+                api_key_env.as_deref(),
+                *timeout_secs,
+            )?),
         };
-        let tokenizer_path = spec.dir.join("tokenizer.json");
-        let mut tokenizer = Tokenizer::from_file(&tokenizer_path)
-            .map_err(|e| load_err(&tokenizer_path, e.to_string()))?;
-        tokenizer.with_padding(None);
-        tokenizer
-            .with_truncation(Some(TruncationParams {
-                max_length: spec.max_length,
-                ..Default::default()
-            }))
-            .map_err(|e| load_err(&tokenizer_path, e.to_string()))?;
-        let model_path = spec.dir.join("model.onnx");
-        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-        let session = Session::builder(&runtime.environment)
-            .map_err(|e| load_err(&model_path, e.to_string()))?
-            .with_intra_threads(threads)
-            .map_err(|e| load_err(&model_path, e.to_string()))?
-            .commit_from_file(&model_path)
-            .map_err(|e| load_err(&model_path, e.to_string()))?;
-        let wants_token_types = session
-            .inputs()
-            .iter()
-            .any(|i| i.name() == "token_type_ids");
-        Ok(Embedder {
-            spec,
-            tokenizer,
-            session: Mutex::new(session),
-            wants_token_types,
-            runtime: runtime.library,
-        })
+        Ok(Embedder { spec, backend })
     }
 
     /// What was loaded.
     pub fn spec(&self) -> &ModelSpec {
         &self.spec
-    }
-
-    /// The ONNX Runtime library in use.
-    pub fn runtime_library(&self) -> &Path {
-        &self.runtime
     }
 
     /// The vector of a search query (with the query prefix).
@@ -272,66 +368,37 @@ impl Embedder {
     }
 
     fn embed_batch(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, EmbedError> {
-        let run = |e: &dyn std::fmt::Display| EmbedError::Run(e.to_string());
-        let encodings = self
-            .tokenizer
-            .encode_batch(texts.to_vec(), true)
-            .map_err(|e| run(&e))?;
-        let batch = encodings.len();
-        let seq = encodings
-            .iter()
-            .map(|e| e.get_ids().len())
-            .max()
-            .unwrap_or(0)
-            .max(1);
-        let mut ids = vec![0i64; batch * seq];
-        let mut mask = vec![0i64; batch * seq];
-        let mut types = vec![0i64; batch * seq];
-        for (row, enc) in encodings.iter().enumerate() {
-            for (col, ((&id, &m), &t)) in enc
-                .get_ids()
-                .iter()
-                .zip(enc.get_attention_mask())
-                .zip(enc.get_type_ids())
-                .enumerate()
-            {
-                ids[row * seq + col] = id as i64;
-                mask[row * seq + col] = m as i64;
-                types[row * seq + col] = t as i64;
-            }
-        }
-        let shape = [batch, seq];
-        let tensor = |v: Vec<i64>| Tensor::from_array((shape, v)).map_err(|e| run(&e));
-        let mut inputs = ort::inputs![
-            "input_ids" => tensor(ids)?,
-            "attention_mask" => tensor(mask.clone())?,
-        ];
-        if self.wants_token_types {
-            inputs.push(("token_type_ids".into(), tensor(types)?.into()));
-        }
-        let mut session = self.session.lock().map_err(|e| run(&e))?;
-        let outputs = session.run(inputs).map_err(|e| run(&e))?;
-        let (out_shape, data) = outputs[0]
-            .try_extract_tensor::<f32>()
-            .map_err(|e| run(&e))?;
-        let dims: Vec<usize> = out_shape.iter().map(|&d| d as usize).collect();
-        let vectors = match dims.as_slice() {
-            // Token embeddings [batch, seq, hidden]: mean over real tokens.
-            [b, s, h] if *b == batch && *s == seq => mean_pool(data, &mask, batch, seq, *h),
-            // Already pooled [batch, hidden].
-            [b, h] if *b == batch => data.chunks(*h).map(<[f32]>::to_vec).collect(),
-            _ => return Err(EmbedError::Run(format!("unexpected output shape {dims:?}"))),
+        let vectors = match &self.backend {
+            Backend::Onnx(model) => pooled(model, texts)?,
+            Backend::Remote(server) => server.embed(texts)?,
         };
         let vectors: Vec<Vec<f32>> = vectors.into_iter().map(normalise).collect();
-        if let Some(v) = vectors.first()
-            && v.len() != self.spec.dimensions
-        {
+        if let Some(v) = vectors.iter().find(|v| v.len() != self.spec.dimensions) {
             return Err(EmbedError::Dimensions {
                 expected: self.spec.dimensions,
                 got: v.len(),
             });
         }
         Ok(vectors)
+    }
+}
+
+/// One vector per text from a local model: its token embeddings
+/// mean-pooled, or its output as is when the model pools itself.
+fn pooled(model: &onnx::OnnxModel, texts: &[String]) -> Result<Vec<Vec<f32>>, EmbedError> {
+    let encodings = model
+        .tokenizer()
+        .encode_batch(texts.to_vec(), true)
+        .map_err(|e| EmbedError::Run(e.to_string()))?;
+    let out = model.run(&encodings)?;
+    match out.dims.as_slice() {
+        // Token embeddings [batch, seq, hidden]: mean over real tokens.
+        [b, s, h] if *b == out.batch && *s == out.seq => {
+            Ok(mean_pool(&out.data, &out.mask, out.batch, out.seq, *h))
+        }
+        // Already pooled [batch, hidden].
+        [b, h] if *b == out.batch => Ok(out.data.chunks(*h).map(<[f32]>::to_vec).collect()),
+        dims => Err(EmbedError::Run(format!("unexpected output shape {dims:?}"))),
     }
 }
 
@@ -422,7 +489,7 @@ mod tests {
         std::fs::write(model.join("model.onnx"), b"x").unwrap();
         std::fs::write(model.join("tokenizer.json"), b"x").unwrap();
         let spec = ModelSpec::resolve(&config, &data, &cache).unwrap().unwrap();
-        assert_eq!(spec.dir, model);
+        assert_eq!(spec.source, ModelSource::Local(model));
         assert_eq!((spec.dimensions, spec.max_length), (384, 512));
         assert_eq!(spec.query_prefix, "query: ");
         assert_eq!(spec.id(), "multilingual-e5-small@v1");
@@ -440,5 +507,47 @@ mod tests {
             ModelSpec::resolve(&unknown, &data, &cache),
             Err(EmbedError::UnknownModel { .. })
         ));
+    }
+
+    #[test]
+    fn a_remote_model_resolves_to_its_endpoint_and_needs_dimensions() {
+        let dir = tempfile::tempdir().unwrap();
+        let config: EmbeddingConfig = toml::from_str(
+            "provider = \"openai\"\nmodel = \"nomic-embed-text\"\nendpoint = \"http://h:1/v1/\"\n",
+        )
+        .unwrap();
+        assert!(matches!(
+            ModelSpec::resolve(&config, dir.path(), dir.path()),
+            Err(EmbedError::RemoteDimensions { name }) if name == "nomic-embed-text"
+        ));
+        let sized = EmbeddingConfig {
+            dimensions: Some(768),
+            ..config.clone()
+        };
+        let spec = ModelSpec::resolve(&sized, dir.path(), dir.path())
+            .unwrap()
+            .unwrap();
+        assert_eq!(spec.provider(), Provider::OpenAi);
+        assert_eq!(spec.local_dir(), None);
+        assert_eq!(spec.source.to_string(), "http://h:1/v1");
+        // A catalog model served remotely takes the catalog's dimensions.
+        let known = EmbeddingConfig {
+            model: "all-minilm-l6-v2".into(),
+            ..config
+        };
+        let spec = ModelSpec::resolve(&known, dir.path(), dir.path())
+            .unwrap()
+            .unwrap();
+        assert_eq!(spec.dimensions, 384);
+    }
+
+    #[test]
+    fn the_design_documents_fastembed_means_the_local_model() {
+        for name in ["onnx", "fastembed", "local"] {
+            let config: EmbeddingConfig =
+                toml::from_str(&format!("provider = \"{name}\"")).unwrap();
+            assert_eq!(config.provider, Provider::Onnx, "{name}");
+        }
+        assert!(toml::from_str::<EmbeddingConfig>("provider = \"cohere\"").is_err());
     }
 }

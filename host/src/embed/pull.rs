@@ -86,8 +86,7 @@ pub fn pull(
     dest: &Path,
     mut progress: impl FnMut(&str, u64, Option<u64>),
 ) -> Result<Vec<PulledFile>, PullError> {
-    let _ = rustls::crypto::ring::default_provider().install_default();
-    let client = reqwest::blocking::Client::builder()
+    let client = crate::http::builder()
         .redirect(reqwest::redirect::Policy::none())
         .timeout(None)
         .connect_timeout(std::time::Duration::from_secs(20))

@@ -15,7 +15,7 @@ use super::EmbedError;
 pub fn candidates(configured: Option<&str>, data_dir: &Path, cache_dir: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
     if let Some(p) = configured {
-        out.push(crate::config::expand_home(p));
+        out.push(PathBuf::from(p));
     }
     if let Some(p) = std::env::var_os("ORT_DYLIB_PATH") {
         out.push(PathBuf::from(p));

@@ -9,8 +9,6 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use crate::search::Mode;
-
 /// Problems reading an evaluation input.
 #[derive(Debug, thiserror::Error)]
 pub enum EvalError {
@@ -109,7 +107,7 @@ pub fn score_query(
     doc_ids: &HashSet<String>,
     hits: &[RankedHit],
     k: usize,
-    mode: Mode,
+    mode: &'static str,
 ) -> QueryResult {
     let chunks: Vec<String> = hits.iter().map(|h| h.chunk_id.clone()).collect();
     let docs = metrics::first_occurrences(hits.iter().map(|h| h.doc_id.clone()));
@@ -123,7 +121,7 @@ pub fn score_query(
     let gains: HashMap<String, f64> = relevant.iter().map(|r| (r.clone(), 1.0)).collect();
     QueryResult {
         id: q.id.clone(),
-        mode: mode.as_str(),
+        mode,
         hit_at_k: judged.then(|| metrics::hit_at_k(ranked, relevant, k)),
         mrr: judged.then(|| metrics::reciprocal_rank(ranked, relevant, k)),
         recall_at_k_doc: (!doc_ids.is_empty()).then(|| {
@@ -206,7 +204,7 @@ mod tests {
             ..Default::default()
         };
         let docs: HashSet<String> = ["d2".to_string()].into();
-        let r = score_query(&q, &docs, &hits, 10, Mode::Hybrid);
+        let r = score_query(&q, &docs, &hits, 10, "hybrid");
         assert_eq!(r.mrr, Some(0.5));
         assert_eq!(r.precision_at_k_chunk, Some(0.1));
         assert_eq!(r.recall_at_k_doc, Some(1.0));
@@ -214,7 +212,7 @@ mod tests {
             expected_chunk_ids: vec![],
             ..q
         };
-        let r = score_query(&q, &docs, &hits, 10, Mode::Lexical);
+        let r = score_query(&q, &docs, &hits, 10, "lexical");
         // Documents in first-occurrence order: d1, d2 → d2 at rank 2.
         assert_eq!(r.mrr, Some(0.5));
         assert_eq!(r.precision_at_k_chunk, None);

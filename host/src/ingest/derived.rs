@@ -13,10 +13,9 @@ use std::time::Instant;
 use serde::Serialize;
 
 use super::Progress;
-use crate::app::App;
 use crate::embed::Embedder;
 use crate::korean::KoreanAnalyzer;
-use crate::store::{ModelKey, StoreError, text_hash};
+use crate::store::{ModelKey, Store, StoreError, text_hash};
 use crate::vector::{VectorError, VectorRow, VectorStore};
 
 /// Chunks handled per round trip to the model and the stores.
@@ -68,14 +67,14 @@ pub struct Timings {
 
 /// Analyse chunks stored without Korean morphemes. Returns how many.
 pub fn backfill_korean(
-    app: &mut App,
+    store: &mut Store,
     korean: &KoreanAnalyzer,
     timings: &mut Timings,
 ) -> Result<usize, StoreError> {
     let started = Instant::now();
     let mut done = 0;
     loop {
-        let pending = app.store.chunks_missing_korean(BATCH)?;
+        let pending = store.chunks_missing_korean(BATCH)?;
         if pending.is_empty() {
             break;
         }
@@ -89,7 +88,7 @@ pub fn backfill_korean(
             })
             .collect();
         done += tokens.len();
-        app.store.set_korean_tokens(&tokens)?;
+        store.set_korean_tokens(&tokens)?;
     }
     timings.korean_ms += started.elapsed().as_secs_f64() * 1000.0;
     Ok(done)
@@ -97,7 +96,7 @@ pub fn backfill_korean(
 
 /// Bring the vector table in line with the chunks.
 pub fn sync_vectors(
-    app: &mut App,
+    store: &mut Store,
     embedder: &Embedder,
     vectors: &VectorStore,
     ann_min_rows: usize,
@@ -114,19 +113,19 @@ pub fn sync_vectors(
 
     // 1. Remove rows SQLite does not vouch for (and duplicates).
     let t = Instant::now();
-    report.removed = remove_unvouched(app, vectors, key)?;
+    report.removed = remove_unvouched(store, vectors, key)?;
     timings.vector_store_ms += t.elapsed().as_secs_f64() * 1000.0;
 
     // 2. Embed what has no vector.
     let mut total_missing: Option<usize> = None;
     loop {
-        let missing = app.store.chunks_missing_vectors(key, BATCH)?;
+        let missing = store.chunks_missing_vectors(key, BATCH)?;
         if missing.is_empty() {
             break;
         }
         let total = *total_missing.get_or_insert_with(|| {
             // One count query for the progress bar's length.
-            app.store
+            store
                 .count_chunks_missing_vectors(key)
                 .unwrap_or(missing.len())
         });
@@ -134,7 +133,7 @@ pub fn sync_vectors(
         on_progress(&Progress::EmbedBatchStarted {
             n_chunks: missing.len(),
         });
-        let ids = embed_batch(app, embedder, vectors, key, missing, timings, &mut report)?;
+        let ids = embed_batch(store, embedder, vectors, key, missing, timings, &mut report)?;
         on_progress(&Progress::EmbedBatchFinished {
             n_chunks: ids.len(),
             ms: batch_started.elapsed().as_millis() as u64,
@@ -155,11 +154,11 @@ pub fn sync_vectors(
 /// Delete vector rows SQLite does not record for this model, and every
 /// copy of a duplicated row (re-embedded later); how many were stale.
 fn remove_unvouched(
-    app: &mut App,
+    store: &mut Store,
     vectors: &VectorStore,
     key: ModelKey<'_>,
 ) -> Result<usize, DerivedError> {
-    let recorded = app.store.embedded_chunk_ids(key)?;
+    let recorded = store.embedded_chunk_ids(key)?;
     let mut seen = HashSet::new();
     let mut stale = Vec::new();
     let mut duplicated = Vec::new();
@@ -175,7 +174,7 @@ fn remove_unvouched(
     vectors.delete_chunks(&stale)?;
     if !duplicated.is_empty() {
         vectors.delete_chunks(&duplicated)?;
-        app.store.forget_embeddings(key, &duplicated)?;
+        store.forget_embeddings(key, &duplicated)?;
     }
     Ok(stale.len())
 }
@@ -184,7 +183,7 @@ fn remove_unvouched(
 /// embedded (each distinct text once); stored in the table and recorded
 /// in SQLite. The batch's chunk ids.
 fn embed_batch(
-    app: &mut App,
+    store: &mut Store,
     embedder: &Embedder,
     vectors: &VectorStore,
     key: ModelKey<'_>,
@@ -198,7 +197,7 @@ fn embed_batch(
         .map(|m| embedder.passage_text(&m.text))
         .collect();
     let hashes: Vec<String> = texts.iter().map(|t| text_hash(t)).collect();
-    let mut known: HashMap<String, Vec<f32>> = app.store.cached_vectors(key, &hashes)?;
+    let mut known: HashMap<String, Vec<f32>> = store.cached_vectors(key, &hashes)?;
     timings.vector_store_ms += t.elapsed().as_secs_f64() * 1000.0;
 
     let t = Instant::now();
@@ -223,7 +222,7 @@ fn embed_batch(
         .map(|&i| hashes[i].clone())
         .zip(fresh)
         .collect();
-    app.store.cache_vectors(key, &fresh)?;
+    store.cache_vectors(key, &fresh)?;
     report.embedded += fresh.len();
     report.from_cache += missing.len() - fresh.len();
     known.extend(fresh);
@@ -238,7 +237,7 @@ fn embed_batch(
         .collect();
     vectors.add(&rows)?;
     let ids: Vec<String> = missing.into_iter().map(|m| m.chunk_id).collect();
-    app.store.record_embeddings(key, vectors.name(), &ids)?;
+    store.record_embeddings(key, vectors.name(), &ids)?;
     timings.vector_store_ms += t.elapsed().as_secs_f64() * 1000.0;
     Ok(ids)
 }

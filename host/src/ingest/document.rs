@@ -6,9 +6,10 @@ use serde_json::{Map, Value, json};
 
 use super::{Job, Shared};
 use crate::ids;
+use crate::plugin::block_kind_name;
 use crate::plugin::registry::RegisteredPlugin;
 use crate::plugin::runtime::CallOutput;
-use crate::plugin::{block_kind_name, span_json};
+use crate::spans::SourceSpan;
 use crate::store::{NewBlock, NewChunk, NewDocument};
 
 /// Document metadata key by which a plugin names the chunker it used when
@@ -45,10 +46,10 @@ pub(super) fn build_document(
         .iter()
         .enumerate()
         .map(|(i, b)| {
-            let span = span_json(&b.span);
+            let span = SourceSpan::from(&b.span);
             let kind = block_kind_name(b.kind);
             NewBlock {
-                block_id: ids::block_id(&doc_id, kind, &b.heading_path, i, &span),
+                block_id: ids::block_id(&doc_id, kind, &b.heading_path, i, &span.to_json()),
                 kind: kind.to_string(),
                 heading_path: b.heading_path.clone(),
                 span,
@@ -65,9 +66,16 @@ pub(super) fn build_document(
                 .iter()
                 .map(|&b| blocks[b as usize].block_id.clone())
                 .collect();
-            let spans = Value::Array(c.spans.iter().map(span_json).collect());
+            let spans: Vec<SourceSpan> = c.spans.iter().map(SourceSpan::from).collect();
+            let split_key = Value::Array(spans.iter().map(SourceSpan::to_json).collect());
             NewChunk {
-                chunk_id: ids::chunk_id(&doc_id, &chunker_version, &block_ids, policy_hash, &spans),
+                chunk_id: ids::chunk_id(
+                    &doc_id,
+                    &chunker_version,
+                    &block_ids,
+                    policy_hash,
+                    &split_key,
+                ),
                 token_estimate: kebab_plugin_sdk::text::estimate_tokens(&c.text),
                 section_label: c.heading_path.last().cloned(),
                 text: c.text,

@@ -18,7 +18,7 @@ use crate::plugin::ChunkPolicy;
 use crate::plugin::registry::RegisteredPlugin;
 use crate::plugin::runtime::CallOutput;
 use crate::plugin::validate::{SourceShape, validate};
-use crate::store::{IndexedDoc, NewDocument, StoreError};
+use crate::store::{IndexedDoc, NewDocument, Store, StoreError};
 use crate::walk::{self, ReadRefusal, SkipReason, WalkItem, WalkOptions};
 
 mod derived;
@@ -307,12 +307,13 @@ fn conclude(
 ) -> Result<IngestReport, IngestError> {
     report.warnings.extend(indexes.warnings.iter().cloned());
     if let Some(korean) = &indexes.korean {
-        report.korean_analyzed = derived::backfill_korean(app, korean, &mut report.timings)?;
+        report.korean_analyzed =
+            derived::backfill_korean(&mut app.store, korean, &mut report.timings)?;
     }
     if let Some((embedder, vectors)) = &indexes.vectors {
         let ann_min_rows = app.config.search.ann_min_rows;
         report.vectors = Some(derived::sync_vectors(
-            app,
+            &mut app.store,
             embedder,
             vectors,
             ann_min_rows,
@@ -405,7 +406,7 @@ fn run_jobs(
                 WorkerMsg::Done(_, Outcome::Interrupted) => {}
                 WorkerMsg::Done(i, outcome) => {
                     let rel = &jobs[i].rel;
-                    let (result, chunks) = report.record(app, rel, outcome)?;
+                    let (result, chunks) = store_outcome(&mut app.store, report, rel, outcome)?;
                     on_progress(&Progress::AssetFinished {
                         idx: i + 1,
                         total,
@@ -421,6 +422,41 @@ fn run_jobs(
     let store_ms = report.timings.store_ms - store_before;
     report.timings.parse_ms += (started.elapsed().as_secs_f64() * 1000.0 - store_ms).max(0.0);
     Ok(cancel.load(Ordering::Relaxed))
+}
+
+/// Write a parsed document to the index (one transaction) and record in
+/// the report what happened to the file; returns the result label and the
+/// chunk count. A write that fails for this document alone is the file's
+/// error and the run goes on.
+fn store_outcome(
+    store: &mut Store,
+    report: &mut Report,
+    rel: &str,
+    outcome: Outcome,
+) -> Result<(&'static str, usize), IngestError> {
+    let prepared = match outcome {
+        Outcome::Skipped(reason, detail) => {
+            report.skip(rel, reason, &detail);
+            return Ok(("skipped", 0));
+        }
+        Outcome::Failed(message) => {
+            report.error(rel, message);
+            return Ok(("error", 0));
+        }
+        Outcome::Interrupted => return Ok(("interrupted", 0)),
+        Outcome::Parsed(prepared) => prepared,
+    };
+    let started = Instant::now();
+    let written = store.replace_document(&prepared.doc);
+    report.timings.store_ms += started.elapsed().as_secs_f64() * 1000.0;
+    match written {
+        Ok(outcome) => Ok(report.stored(rel, &prepared, outcome)),
+        Err(e) if e.is_per_document() => {
+            report.error(rel, format!("not stored: {e}"));
+            Ok(("error", 0))
+        }
+        Err(e) => Err(e.into()),
+    }
 }
 
 /// The settings and policy hash of every registered plugin, by name.

@@ -5,8 +5,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 use serde_json::Value;
 
-use super::{IngestError, Outcome, Timings, VectorReport};
-use crate::app::App;
+use super::{Prepared, Timings, VectorReport};
 use crate::store::WriteOutcome;
 use crate::walk::SkipReason;
 
@@ -235,75 +234,50 @@ impl Report {
         self.items.push(item);
     }
 
-    /// Store a worker's outcome; returns the result label and chunk count.
-    pub(super) fn record(
+    /// Count a document the store has just written (`outcome` says how);
+    /// returns the result label and chunk count.
+    pub(super) fn stored(
         &mut self,
-        app: &mut App,
         rel: &str,
-        outcome: Outcome,
-    ) -> Result<(&'static str, usize), IngestError> {
-        match outcome {
-            Outcome::Skipped(reason, detail) => {
-                self.skip(rel, reason, &detail);
-                Ok(("skipped", 0))
+        prepared: &Prepared,
+        outcome: WriteOutcome,
+    ) -> (&'static str, usize) {
+        let doc = &prepared.doc;
+        self.counts.scanned += 1;
+        let kind = match outcome {
+            WriteOutcome::New => {
+                self.counts.new += 1;
+                "new"
             }
-            Outcome::Failed(message) => {
-                self.error(rel, message);
-                Ok(("error", 0))
+            WriteOutcome::Updated if prepared.reindex => {
+                self.counts.reindexed += 1;
+                "reindexed"
             }
-            Outcome::Interrupted => Ok(("interrupted", 0)),
-            Outcome::Parsed(prepared) => {
-                let doc = &prepared.doc;
-                let write_started = std::time::Instant::now();
-                let written = app.store.replace_document(doc);
-                self.timings.store_ms += write_started.elapsed().as_secs_f64() * 1000.0;
-                let outcome = match written {
-                    Ok(o) => o,
-                    // The transaction rolled back: this file's error, and
-                    // the run goes on.
-                    Err(e) if e.is_per_document() => {
-                        self.error(rel, format!("not stored: {e}"));
-                        return Ok(("error", 0));
-                    }
-                    Err(e) => return Err(e.into()),
-                };
-                self.counts.scanned += 1;
-                let kind = match outcome {
-                    WriteOutcome::New => {
-                        self.counts.new += 1;
-                        "new"
-                    }
-                    WriteOutcome::Updated if prepared.reindex => {
-                        self.counts.reindexed += 1;
-                        "reindexed"
-                    }
-                    WriteOutcome::Updated => {
-                        self.counts.updated += 1;
-                        "updated"
-                    }
-                };
-                self.counts.fallbacks += usize::from(doc.fallback_reason.is_some());
-                self.counts.chunks_indexed += doc.chunks.len();
-                self.items.push(IngestItem {
-                    kind,
-                    doc_path: rel.to_string(),
-                    doc_id: Some(doc.doc_id.clone()),
-                    asset_id: Some(doc.asset_id.clone()),
-                    byte_len: Some(doc.byte_len),
-                    block_count: Some(prepared.block_count),
-                    chunk_count: Some(doc.chunks.len()),
-                    plugin: Some(doc.plugin_name.clone()),
-                    plugin_version: Some(doc.plugin_version.clone()),
-                    parser_version: Some(doc.parser_version.clone()),
-                    chunker_version: Some(doc.chunker_version.clone()),
-                    reason: None,
-                    fallback: doc.fallback_reason.clone(),
-                    warnings: prepared.warnings.clone(),
-                    error: None,
-                });
-                Ok((kind, doc.chunks.len()))
+            WriteOutcome::Updated => {
+                self.counts.updated += 1;
+                "updated"
             }
-        }
+        };
+        self.counts.fallbacks += usize::from(doc.fallback_reason.is_some());
+        self.counts.chunks_indexed += doc.chunks.len();
+        self.items.push(IngestItem {
+            kind,
+            doc_path: rel.to_string(),
+            doc_id: Some(doc.doc_id.clone()),
+            asset_id: Some(doc.asset_id.clone()),
+            byte_len: Some(doc.byte_len),
+            block_count: Some(prepared.block_count),
+            chunk_count: Some(doc.chunks.len()),
+            plugin: Some(doc.plugin_name.clone()),
+            plugin_version: Some(doc.plugin_version.clone()),
+            parser_version: Some(doc.parser_version.clone()),
+            chunker_version: Some(doc.chunker_version.clone()),
+            reason: None,
+            fallback: doc.fallback_reason.clone(),
+            warnings: prepared.warnings.clone(),
+            error: None,
+        });
+        (kind, doc.chunks.len())
     }
 
     pub(super) fn finish(self, scope: Value, duration_ms: u128, aborted: bool) -> IngestReport {

@@ -6,7 +6,6 @@ mod openai;
 
 use std::io::{BufRead, BufReader};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
@@ -173,13 +172,8 @@ enum LineEvent {
 impl LlmClient {
     /// A client for `config`.
     pub fn new(config: LlmConfig) -> Result<LlmClient, LlmError> {
-        // reqwest is built without a default TLS provider; install ring's once.
-        let _ = rustls::crypto::ring::default_provider().install_default();
-        let http = reqwest::blocking::Client::builder()
-            .connect_timeout(Duration::from_secs(config.timeout_secs.clamp(1, 10)))
-            .timeout(Duration::from_secs(config.timeout_secs.max(1)))
-            .build()
-            .map_err(|e| LlmError::Unreachable {
+        let http =
+            crate::http::api_client(config.timeout_secs).map_err(|e| LlmError::Unreachable {
                 endpoint: config.endpoint.clone(),
                 detail: e.to_string(),
             })?;

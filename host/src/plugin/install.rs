@@ -132,8 +132,7 @@ pub fn fetch(source: &str) -> Result<Vec<u8>, InstallError> {
         detail,
     };
     if source.starts_with("https://") || source.starts_with("http://") {
-        let _ = rustls::crypto::ring::default_provider().install_default();
-        let response = reqwest::blocking::Client::builder()
+        let response = crate::http::builder()
             .timeout(std::time::Duration::from_secs(300))
             .build()
             .and_then(|c| c.get(source).send())

@@ -32,15 +32,3 @@ pub fn block_kind_name(kind: BlockKind) -> &'static str {
         BlockKind::Page => "page",
     }
 }
-
-/// A span as stored JSON (`{"kind":"line","start":1,"end":4}` and so on).
-pub fn span_json(span: &Span) -> serde_json::Value {
-    use serde_json::json;
-    match span {
-        Span::Lines(r) => json!({ "kind": "line", "start": r.start, "end": r.end }),
-        Span::Page(p) => json!({ "kind": "page", "page": p }),
-        Span::Code(c) => json!({
-            "kind": "code", "start": c.start, "end": c.end, "symbol": c.symbol, "lang": c.lang,
-        }),
-    }
-}

@@ -6,6 +6,7 @@ use rusqlite::{OptionalExtension, Transaction, params};
 use serde_json::Value;
 
 use super::{Store, StoreError, json_text, now_rfc3339, parse_json};
+use crate::spans::SourceSpan;
 
 /// One document ready to be written, IDs already derived.
 #[derive(Debug, Clone)]
@@ -39,7 +40,7 @@ pub struct NewBlock {
     pub block_id: String,
     pub kind: String,
     pub heading_path: Vec<String>,
-    pub span: Value,
+    pub span: SourceSpan,
     pub payload: Value,
 }
 
@@ -50,7 +51,7 @@ pub struct NewChunk {
     pub text: String,
     pub heading_path: Vec<String>,
     pub section_label: Option<String>,
-    pub spans: Value,
+    pub spans: Vec<SourceSpan>,
     pub token_estimate: u32,
     pub block_ids: Vec<String>,
 }
@@ -286,7 +287,7 @@ fn insert_parts(tx: &rusqlite::Connection, doc: &NewDocument, now: &str) -> Resu
             b.kind,
             json_text(&b.heading_path),
             i as i64,
-            b.span.to_string(),
+            b.span.to_json().to_string(),
             b.payload.to_string()
         ])?;
     }
@@ -304,7 +305,7 @@ fn insert_parts(tx: &rusqlite::Connection, doc: &NewDocument, now: &str) -> Resu
             c.text,
             json_text(&c.heading_path),
             c.section_label,
-            c.spans.to_string(),
+            serde_json::to_string(&c.spans).expect("spans serialise"),
             c.token_estimate,
             doc.chunker_version,
             doc.policy_hash,

@@ -1,7 +1,7 @@
 //! Chunks and documents by id, for `kebab fetch`.
 
+use crate::spans::SourceSpan;
 use rusqlite::{OptionalExtension, params};
-use serde_json::Value;
 
 use super::{Store, StoreError, parse_json};
 
@@ -13,7 +13,7 @@ pub struct ChunkRow {
     pub ordinal: u32,
     pub text: String,
     pub heading_path: Vec<String>,
-    pub spans: Value,
+    pub spans: Vec<SourceSpan>,
     pub block_ids: Vec<String>,
     pub token_estimate: u32,
     pub chunker_version: String,
@@ -39,7 +39,7 @@ fn chunk_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<ChunkRow> {
         ordinal: r.get::<_, i64>(2)? as u32,
         text: r.get(3)?,
         heading_path: parse_json(&r.get::<_, String>(4)?),
-        spans: serde_json::from_str(&r.get::<_, String>(5)?).unwrap_or(Value::Null),
+        spans: SourceSpan::parse_list(&r.get::<_, String>(5)?),
         block_ids: parse_json(&r.get::<_, String>(6)?),
         token_estimate: r.get::<_, i64>(7)? as u32,
         chunker_version: r.get(8)?,
@@ -86,14 +86,17 @@ impl Store {
     }
 
     /// `(span, text)` of every block of a document, in order.
-    pub fn doc_blocks(&self, doc_id: &str) -> Result<Vec<(Value, String)>, StoreError> {
+    pub fn doc_blocks(
+        &self,
+        doc_id: &str,
+    ) -> Result<Vec<(Option<SourceSpan>, String)>, StoreError> {
         let mut stmt = self.conn.prepare(
             "SELECT source_span_json, json_extract(payload_json, '$.text') FROM blocks
              WHERE doc_id = ?1 ORDER BY ordinal",
         )?;
         let rows = stmt.query_map(params![doc_id], |r| {
             Ok((
-                serde_json::from_str(&r.get::<_, String>(0)?).unwrap_or(Value::Null),
+                SourceSpan::parse(&r.get::<_, String>(0)?),
                 r.get::<_, Option<String>>(1)?.unwrap_or_default(),
             ))
         })?;

@@ -266,7 +266,7 @@ mod tests {
                 block_id: format!("b-{doc_id}"),
                 kind: "paragraph".into(),
                 heading_path: vec![],
-                span: json!({"kind":"line","start":1,"end":1}),
+                span: crate::spans::SourceSpan::Line { start: 1, end: 1 },
                 payload: json!({}),
             }],
             chunks: vec![NewChunk {
@@ -274,7 +274,7 @@ mod tests {
                 text: text.into(),
                 heading_path: vec!["H".into()],
                 section_label: Some("H".into()),
-                spans: json!([{"kind":"line","start":1,"end":1}]),
+                spans: vec![crate::spans::SourceSpan::Line { start: 1, end: 1 }],
                 token_estimate: 3,
                 block_ids: vec![format!("b-{doc_id}")],
             }],

@@ -2,8 +2,8 @@
 //! by the same [`ChunkFilter`] SQL so lexical and vector hits obey the same
 //! restrictions.
 
+use crate::spans::SourceSpan;
 use rusqlite::params;
-use serde_json::Value;
 
 use super::{Store, StoreError, parse_json};
 
@@ -16,7 +16,7 @@ pub struct HitRow {
     pub heading_path: Vec<String>,
     pub section_label: Option<String>,
     pub text: String,
-    pub spans: Value,
+    pub spans: Vec<SourceSpan>,
     pub chunker_version: String,
     /// Git work tree the document belongs to.
     pub repo: Option<String>,
@@ -71,7 +71,7 @@ fn hit_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<HitRow> {
         heading_path: parse_json(&r.get::<_, String>(3)?),
         section_label: r.get(4)?,
         text: r.get(5)?,
-        spans: serde_json::from_str(&r.get::<_, String>(6)?).unwrap_or(Value::Null),
+        spans: SourceSpan::parse_list(&r.get::<_, String>(6)?),
         chunker_version: r.get(7)?,
         repo: r.get(8)?,
     })
