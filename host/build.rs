@@ -17,6 +17,7 @@ use kebab_wasm_build::{build_components, nested_target_dir, wasm_file, watch, wo
 const BUILT_IN: &[(&str, &str)] = &[
     ("code", "kebab-plugin-code"),
     ("markdown", "kebab-plugin-markdown"),
+    ("markup", "kebab-plugin-markup"),
     ("pdf", "kebab-plugin-pdf"),
     ("text", "kebab-plugin-text"),
     ("yaml", "kebab-plugin-yaml"),

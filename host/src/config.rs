@@ -123,6 +123,11 @@ pub struct IndexingConfig {
     pub max_parallel_extractors: usize,
     /// Files larger than this are skipped (`size_exceeded`).
     pub max_file_mb: u64,
+    /// Text files no plugin claims (`.css`, `.ini`, `LICENSE`, scripts
+    /// without an extension, …) are indexed by the text plugin, labelled
+    /// from their extension or `#!` line; `false` skips them as
+    /// `unsupported`. Binary files are skipped either way.
+    pub index_unknown_text: bool,
 }
 
 /// `[chunking]`: the policy handed to every chunker.
@@ -309,6 +314,7 @@ impl Default for IndexingConfig {
         IndexingConfig {
             max_parallel_extractors: 2,
             max_file_mb: 10,
+            index_unknown_text: true,
         }
     }
 }

@@ -19,6 +19,7 @@
 //! kebab_plugin_sdk::export_plugin!(MyPlugin);
 //! ```
 
+pub mod heading_chunker;
 pub mod text;
 
 wit_bindgen::generate!({

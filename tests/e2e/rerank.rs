@@ -5,17 +5,18 @@
 //! tokenizer: search, ask and `eval beir` use it; a missing model is an
 //! error with a hint.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde_json::Value;
 
 use crate::llm_server::{LlmServer, Script, Wire, tokens};
 use crate::support::{Kb, NO_EMBEDDINGS, assets_dir, embedding_config};
 
-/// A model directory holding the test graph and the MiniLM tokenizer.
-fn reranker_dir(root: &Path) -> PathBuf {
-    let dir = root.join("reranker");
-    std::fs::create_dir_all(&dir).unwrap();
+/// A model directory (outside any corpus) holding the test graph and the
+/// MiniLM tokenizer.
+fn reranker_dir() -> tempfile::TempDir {
+    let holder = tempfile::tempdir().unwrap();
+    let dir = holder.path();
     let fixture =
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/reranker/model.onnx");
     std::fs::copy(fixture, dir.join("model.onnx")).unwrap();
@@ -24,7 +25,7 @@ fn reranker_dir(root: &Path) -> PathBuf {
         dir.join("tokenizer.json"),
     )
     .unwrap();
-    dir
+    holder
 }
 
 /// `[search.rerank]` over `dir`, plus ONNX Runtime from the assets.
@@ -64,13 +65,14 @@ fn hits(resp: &Value) -> &Vec<Value> {
 fn the_reranker_reorders_search_hits_and_keeps_the_fused_scores() {
     let corpus = tempfile::tempdir().unwrap();
     write_corpus(corpus.path());
-    let dir = reranker_dir(corpus.path());
+    let holder = reranker_dir();
+    let dir = holder.path();
     let plain = Kb::with_config(&embedding_config());
     plain.ingest(corpus.path());
     let reranked = Kb::with_config(&format!(
         "{}{}",
         embedding_config(),
-        rerank_config(&dir, true)
+        rerank_config(dir, true)
     ));
     reranked.ingest(corpus.path());
 
@@ -170,7 +172,8 @@ fn a_missing_reranker_is_an_error_with_a_hint_everywhere_it_is_used() {
 fn ask_reranks_its_evidence_and_the_gate_still_refuses_the_unrelated() {
     let corpus = tempfile::tempdir().unwrap();
     write_corpus(corpus.path());
-    let dir = reranker_dir(corpus.path());
+    let holder = reranker_dir();
+    let dir = holder.path();
     let server = LlmServer::start(
         Wire::Ollama,
         Script::Answer(tokens("Zebras are striped [#1].")),
@@ -179,7 +182,7 @@ fn ask_reranks_its_evidence_and_the_gate_still_refuses_the_unrelated() {
         "{}{}{}",
         server.config(10),
         embedding_config(),
-        rerank_config(&dir, true)
+        rerank_config(dir, true)
     ));
     kb.ingest(corpus.path());
     let (a, code, _) = crate::ask::ask(&kb, "zebra stripes", &["--explain"]);
@@ -209,13 +212,14 @@ fn ask_reranks_its_evidence_and_the_gate_still_refuses_the_unrelated() {
 #[test]
 fn eval_beir_reports_hybrid_plus_rerank_beside_the_fusions() {
     let corpus = tempfile::tempdir().unwrap();
-    let dir = reranker_dir(corpus.path());
+    let holder = reranker_dir();
+    let dir = holder.path();
     // Reranking is off for search; eval loads the configured model for
     // the `+rerank` mode it is asked for.
     let kb = Kb::with_config(&format!(
         "{}{}",
         embedding_config(),
-        rerank_config(&dir, false)
+        rerank_config(dir, false)
     ));
     let beir = corpus.path().join("zoo");
     std::fs::create_dir_all(beir.join("qrels")).unwrap();

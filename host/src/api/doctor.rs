@@ -53,41 +53,8 @@ impl Session {
                 },
             })
         };
-        check(
-            "config_loaded",
-            match config_error {
-                Some(e) => Err((
-                    format!("{e} (the checks below ran on defaults)"),
-                    "fix the key it names, or `kebab init --force` to rewrite defaults".into(),
-                )),
-                None if !paths.config_file.exists() => Ok(format!(
-                    "{} (absent: defaults in use)",
-                    paths.config_file.display()
-                )),
-                None if self.config.warnings.is_empty() => {
-                    Ok(paths.config_file.display().to_string())
-                }
-                None => Ok(format!(
-                    "{} ({})",
-                    paths.config_file.display(),
-                    self.config.warnings.join("; ")
-                )),
-            },
-        );
-        let probe = paths.data_dir.join(".kebab-doctor-probe");
-        check(
-            "data_dir_writable",
-            std::fs::create_dir_all(&paths.data_dir)
-                .and_then(|_| std::fs::write(&probe, b"ok"))
-                .and_then(|_| std::fs::remove_file(&probe))
-                .map(|_| paths.data_dir.display().to_string())
-                .map_err(|e| {
-                    (
-                        format!("{}: {e}", paths.data_dir.display()),
-                        "pass --data-dir DIR to a writable place".into(),
-                    )
-                }),
-        );
+        check("config_loaded", self.config_check(config_error));
+        check("data_dir_writable", data_dir_check(&paths.data_dir));
         match self.app() {
             Ok(app) => {
                 for (name, result) in index_checks(app) {
@@ -112,6 +79,42 @@ impl Session {
             checks,
         })
     }
+}
+
+impl Session {
+    /// The config file: loaded, absent (defaults), or why it did not load.
+    fn config_check(&self, config_error: Option<&crate::config::ConfigError>) -> CheckResult {
+        let file = &self.paths.config_file;
+        match config_error {
+            Some(e) => Err((
+                format!("{e} (the checks below ran on defaults)"),
+                "fix the key it names, or `kebab init --force` to rewrite defaults".into(),
+            )),
+            None if !file.exists() => Ok(format!("{} (absent: defaults in use)", file.display())),
+            None if self.config.warnings.is_empty() => Ok(file.display().to_string()),
+            None => Ok(format!(
+                "{} ({})",
+                file.display(),
+                self.config.warnings.join("; ")
+            )),
+        }
+    }
+}
+
+/// The data directory: created if missing, and a probe file written and
+/// removed in it.
+fn data_dir_check(data_dir: &std::path::Path) -> CheckResult {
+    let probe = data_dir.join(".kebab-doctor-probe");
+    std::fs::create_dir_all(data_dir)
+        .and_then(|_| std::fs::write(&probe, b"ok"))
+        .and_then(|_| std::fs::remove_file(&probe))
+        .map(|_| data_dir.display().to_string())
+        .map_err(|e| {
+            (
+                format!("{}: {e}", data_dir.display()),
+                "pass --data-dir DIR to a writable place".into(),
+            )
+        })
 }
 
 /// The SQLite index, the plugins, and the search models.

@@ -222,6 +222,36 @@ fn classify_fetch(e: &FetchError) -> Classified {
     }
 }
 
+/// The classification of a search, embedding or reranking error.
+fn classify_retrieval(cause: &(dyn StdError + 'static)) -> Option<Classified> {
+    if let Some(e) = cause.downcast_ref::<EmbedError>() {
+        let code = match e {
+            EmbedError::Remote { .. } => "model_unreachable",
+            _ => "model_missing",
+        };
+        return Some(Classified::new(code, e.hint()));
+    }
+    if let Some(e) = cause.downcast_ref::<crate::rerank::RerankError>() {
+        return match e {
+            crate::rerank::RerankError::Model(e) => classify_one(e),
+            _ => Some(Classified::new("model_missing", e.hint())),
+        };
+    }
+    if let Some(e) = cause.downcast_ref::<SearchError>() {
+        return match e {
+            SearchError::NoVectors { .. } => Some(Classified::new(
+                "model_missing",
+                "`kebab doctor` shows what is missing; `--mode lexical` works without a model",
+            )),
+            SearchError::Store(e) => classify_one(e),
+            SearchError::Embed(e) => classify_one(e),
+            SearchError::Rerank(e) => classify_one(e),
+            SearchError::Vector(_) => None,
+        };
+    }
+    None
+}
+
 /// The classification of one error value, when kebab knows its type.
 fn classify_one(cause: &(dyn StdError + 'static)) -> Option<Classified> {
     if let Some(e) = cause.downcast_ref::<ApiError>() {
@@ -269,30 +299,8 @@ fn classify_one(cause: &(dyn StdError + 'static)) -> Option<Classified> {
     if let Some(e) = cause.downcast_ref::<InstallError>() {
         return Some(Classified::new(e.code(), e.hint()));
     }
-    if let Some(e) = cause.downcast_ref::<EmbedError>() {
-        let code = match e {
-            EmbedError::Remote { .. } => "model_unreachable",
-            _ => "model_missing",
-        };
-        return Some(Classified::new(code, e.hint()));
-    }
-    if let Some(e) = cause.downcast_ref::<crate::rerank::RerankError>() {
-        return match e {
-            crate::rerank::RerankError::Model(e) => classify_one(e),
-            _ => Some(Classified::new("model_missing", e.hint())),
-        };
-    }
-    if let Some(e) = cause.downcast_ref::<SearchError>() {
-        return match e {
-            SearchError::NoVectors { .. } => Some(Classified::new(
-                "model_missing",
-                "`kebab doctor` shows what is missing; `--mode lexical` works without a model",
-            )),
-            SearchError::Store(e) => classify_one(e),
-            SearchError::Embed(e) => classify_one(e),
-            SearchError::Rerank(e) => classify_one(e),
-            SearchError::Vector(_) => None,
-        };
+    if let Some(c) = classify_retrieval(cause) {
+        return Some(c);
     }
     if let Some(e) = cause.downcast_ref::<LlmError>() {
         return Some(Classified {

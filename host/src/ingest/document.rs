@@ -6,9 +6,9 @@ use serde_json::{Map, Value, json};
 
 use super::{Job, Shared};
 use crate::ids;
-use crate::plugin::block_kind_name;
 use crate::plugin::registry::RegisteredPlugin;
 use crate::plugin::runtime::CallOutput;
+use crate::plugin::{Block, Chunk, block_kind_name};
 use crate::spans::SourceSpan;
 use crate::store::{NewBlock, NewChunk, NewDocument};
 
@@ -41,50 +41,14 @@ pub(super) fn build_document(
         .iter()
         .find(|(k, v)| k == CHUNKER_KEY && !v.is_empty() && v.len() <= 64)
         .map_or_else(|| info.chunker_version.clone(), |(_, v)| v.clone());
-    let blocks: Vec<NewBlock> = document
-        .blocks
-        .iter()
-        .enumerate()
-        .map(|(i, b)| {
-            let span = SourceSpan::from(&b.span);
-            let kind = block_kind_name(b.kind);
-            NewBlock {
-                block_id: ids::block_id(&doc_id, kind, &b.heading_path, i, &span.to_json()),
-                kind: kind.to_string(),
-                heading_path: b.heading_path.clone(),
-                span,
-                payload: json!({ "text": b.text, "level": b.level, "lang": b.lang }),
-            }
-        })
-        .collect();
-    let chunks = output
-        .chunks
-        .into_iter()
-        .map(|c| {
-            let block_ids: Vec<String> = c
-                .blocks
-                .iter()
-                .map(|&b| blocks[b as usize].block_id.clone())
-                .collect();
-            let spans: Vec<SourceSpan> = c.spans.iter().map(SourceSpan::from).collect();
-            let split_key = Value::Array(spans.iter().map(SourceSpan::to_json).collect());
-            NewChunk {
-                chunk_id: ids::chunk_id(
-                    &doc_id,
-                    &chunker_version,
-                    &block_ids,
-                    policy_hash,
-                    &split_key,
-                ),
-                token_estimate: kebab_plugin_sdk::text::estimate_tokens(&c.text),
-                section_label: c.heading_path.last().cloned(),
-                text: c.text,
-                heading_path: c.heading_path,
-                spans,
-                block_ids,
-            }
-        })
-        .collect();
+    let blocks = block_rows(&doc_id, &document.blocks);
+    let chunks = chunk_rows(
+        &doc_id,
+        &chunker_version,
+        policy_hash,
+        output.chunks,
+        &blocks,
+    );
     let (mut metadata, tags) = document_metadata(&document.metadata, &output.logs);
     if let Some(git) = shared.git.lookup(&job.abs) {
         metadata["repo"] = json!(git.repo);
@@ -128,6 +92,63 @@ pub(super) fn build_document(
         blocks,
         chunks,
     }
+}
+
+/// The rows of a document's blocks, each with its derived ID.
+fn block_rows(doc_id: &str, blocks: &[Block]) -> Vec<NewBlock> {
+    blocks
+        .iter()
+        .enumerate()
+        .map(|(i, b)| {
+            let span = SourceSpan::from(&b.span);
+            let kind = block_kind_name(b.kind);
+            NewBlock {
+                block_id: ids::block_id(doc_id, kind, &b.heading_path, i, &span.to_json()),
+                kind: kind.to_string(),
+                heading_path: b.heading_path.clone(),
+                span,
+                payload: json!({ "text": b.text, "level": b.level, "lang": b.lang }),
+            }
+        })
+        .collect()
+}
+
+/// The rows of a document's chunks, each with its derived ID (from the
+/// document, chunker, blocks, policy and spans).
+fn chunk_rows(
+    doc_id: &str,
+    chunker_version: &str,
+    policy_hash: &str,
+    chunks: Vec<Chunk>,
+    blocks: &[NewBlock],
+) -> Vec<NewChunk> {
+    chunks
+        .into_iter()
+        .map(|c| {
+            let block_ids: Vec<String> = c
+                .blocks
+                .iter()
+                .map(|&b| blocks[b as usize].block_id.clone())
+                .collect();
+            let spans: Vec<SourceSpan> = c.spans.iter().map(SourceSpan::from).collect();
+            let split_key = Value::Array(spans.iter().map(SourceSpan::to_json).collect());
+            NewChunk {
+                chunk_id: ids::chunk_id(
+                    doc_id,
+                    chunker_version,
+                    &block_ids,
+                    policy_hash,
+                    &split_key,
+                ),
+                token_estimate: kebab_plugin_sdk::text::estimate_tokens(&c.text),
+                section_label: c.heading_path.last().cloned(),
+                text: c.text,
+                heading_path: c.heading_path,
+                spans,
+                block_ids,
+            }
+        })
+        .collect()
 }
 
 /// Split plugin metadata pairs into the stored metadata object and the tag

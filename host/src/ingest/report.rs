@@ -73,6 +73,9 @@ pub struct Counts {
     pub errors: usize,
     pub removed: usize,
     pub fallbacks: usize,
+    /// Files no plugin claims that the text plugin indexed
+    /// (`[indexing] index_unknown_text`).
+    pub unknown_as_text: usize,
     pub chunks_indexed: usize,
     /// Chunks that got a vector in this run (embedded or from the cache).
     pub embeddings_indexed: usize,
@@ -259,6 +262,7 @@ impl Report {
             }
         };
         self.counts.fallbacks += usize::from(doc.fallback_reason.is_some());
+        self.counts.unknown_as_text += usize::from(prepared.unclaimed);
         self.counts.chunks_indexed += doc.chunks.len();
         self.items.push(IngestItem {
             kind,

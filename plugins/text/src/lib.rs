@@ -57,15 +57,35 @@ impl Guest for TextPlugin {
 #[cfg(target_arch = "wasm32")]
 kebab_plugin_sdk::export_plugin!(TextPlugin);
 
-/// The language label of a file, from its name. `None` for prose (`.txt`,
-/// `.log`, unknown), which is cited by plain line ranges.
-pub fn lang_label(path: &str) -> Option<&'static str> {
+/// Extensions of prose and markup read as plain paragraphs (no label).
+const PROSE: &[&str] = &[
+    "txt", "text", "log", "rst", "adoc", "asciidoc", "org", "tex", "me", "1st", "nfo",
+];
+
+/// The language label of a file: from its name (a known extension, else
+/// the extension itself), else from a `#!` line (`#!/usr/bin/env python3`
+/// → `python`). `None` for prose (`.txt`, `.log`, `.rst`, …) and for files
+/// with neither, which are cited by plain line ranges.
+pub fn lang_label(path: &str, text: &str) -> Option<String> {
     let name = path.rsplit('/').next().unwrap_or(path);
     if name == "Dockerfile" || name.starts_with("Dockerfile.") {
-        return Some("dockerfile");
+        return Some("dockerfile".into());
     }
-    let ext = name.rsplit_once('.').map(|(_, e)| e.to_ascii_lowercase())?;
-    Some(match ext.as_str() {
+    if matches!(name, "Makefile" | "GNUmakefile" | "makefile") {
+        return Some("makefile".into());
+    }
+    match name.rsplit_once('.').map(|(_, e)| e.to_ascii_lowercase()) {
+        Some(ext) if PROSE.contains(&ext.as_str()) => None,
+        Some(ext) => Some(known_extension(&ext).map_or(ext, String::from)).filter(|label| {
+            label.len() <= 16 && label.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        }),
+        None => shebang_label(text),
+    }
+}
+
+/// The label kebab uses for a well-known extension.
+fn known_extension(ext: &str) -> Option<&'static str> {
+    Some(match ext {
         "sh" | "bash" | "zsh" => "shell",
         "rs" => "rust",
         "py" => "python",
@@ -77,18 +97,38 @@ pub fn lang_label(path: &str) -> Option<&'static str> {
         "c" | "h" => "c",
         "cpp" | "cc" | "cxx" | "hpp" | "hh" | "hxx" => "cpp",
         "yaml" | "yml" => "yaml",
-        "toml" => "toml",
-        "json" => "json",
-        "xml" => "xml",
         "md" | "markdown" => "markdown",
+        "htm" | "html" | "xhtml" => "html",
+        "mk" => "makefile",
         _ => return None,
     })
+}
+
+/// The interpreter a `#!` first line names, as a label.
+fn shebang_label(text: &str) -> Option<String> {
+    let line = text.lines().next()?.strip_prefix("#!")?;
+    let mut words = line.split_whitespace();
+    let mut program = words.next()?.rsplit('/').next()?;
+    if program == "env" {
+        program = words.find(|w| !w.starts_with('-'))?;
+    }
+    let program = program.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.');
+    Some(
+        match program {
+            "sh" | "bash" | "zsh" | "dash" | "ksh" | "fish" => "shell",
+            "node" | "deno" | "bun" => "javascript",
+            "python" | "pypy" => "python",
+            other => other,
+        }
+        .to_string(),
+    )
+    .filter(|label| !label.is_empty() && label.chars().all(|c| c.is_ascii_alphanumeric()))
 }
 
 /// Parse any UTF-8 file into blocks of at most [`BLOCK_BYTES`].
 pub fn parse(path: &str, bytes: &[u8]) -> Result<Document, PluginError> {
     let text = kebab_plugin_sdk::utf8(bytes)?;
-    let lang = lang_label(path);
+    let lang = lang_label(path, text);
     let kind = if lang.is_some() {
         BlockKind::Code
     } else {
@@ -105,7 +145,7 @@ pub fn parse(path: &str, bytes: &[u8]) -> Result<Document, PluginError> {
                 span: Span::lines(first, last),
                 text: piece.to_string(),
                 level: None,
-                lang: lang.map(String::from),
+                lang: lang.clone(),
             })
             .collect()
     };
@@ -219,6 +259,29 @@ mod tests {
             }
             other => panic!("expected a code span, got {other:?}"),
         }
+    }
+
+    #[test]
+    fn labels_come_from_the_extension_or_the_shebang() {
+        let label = |path: &str, text: &str| lang_label(path, text);
+        assert_eq!(label("a/style.css", ""), Some("css".into()));
+        assert_eq!(label("setup.CFG", ""), Some("cfg".into()));
+        assert_eq!(label("x.zsh", ""), Some("shell".into()));
+        assert_eq!(label("Makefile", "all:\n"), Some("makefile".into()));
+        assert_eq!(label("docs/index.rst", ""), None);
+        assert_eq!(label("notes.txt", "#!/bin/sh\n"), None);
+        assert_eq!(label("LICENSE", "MIT License\n"), None);
+        assert_eq!(
+            label("bin/tool", "#!/usr/bin/env python3\n"),
+            Some("python".into())
+        );
+        assert_eq!(label("bin/run", "#!/bin/bash -e\n"), Some("shell".into()));
+        assert_eq!(
+            label("bin/x", "#!/usr/bin/env -S node --flag\n"),
+            Some("javascript".into())
+        );
+        assert_eq!(label("bin/y", "#!/usr/bin/ruby\n"), Some("ruby".into()));
+        assert_eq!(label("odd.a b", ""), None);
     }
 
     #[test]
