@@ -214,6 +214,7 @@ fn collect(
                 out.extend(members);
                 out.extend(parts);
             }
+            Role::Transparent => collect(lang, node, src, prefix, lines, out),
             Role::Glue => {}
         }
         pending = None;
@@ -375,9 +376,97 @@ LIMIT = 10
         );
     }
 
+    const NESTED_RUST: &str = r#"pub fn top() {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn basic1() {
+        top();
+    }
+
+    mod deeper {
+        pub struct Probe;
+
+        impl Probe {
+            fn poke(&self) {}
+        }
+    }
+}
+"#;
+
+    #[test]
+    fn rust_inline_modules_qualify_their_items() {
+        assert_eq!(
+            listing(Lang::Rust, "src/lib.rs", NESTED_RUST),
+            vec![
+                (1, 1, s("fn top")),
+                (3, 5, s("mod tests")),
+                (7, 10, s("tests::basic1")),
+                (12, 12, s("mod tests::deeper")),
+                (13, 13, s("struct tests::deeper::Probe")),
+                (15, 15, s("impl Probe")),
+                (16, 16, s("tests::deeper::Probe::poke")),
+                (17, 17, s("impl Probe")),
+                (18, 18, s("mod tests::deeper")),
+                (19, 19, s("mod tests")),
+            ]
+        );
+    }
+
+    const NESTED_PYTHON: &str = r#"import sys
+
+try:
+    import fast
+except ImportError:
+    def fast_path(x):
+        return x
+
+if sys.version_info >= (3, 11):
+    class Modern:
+        def run(self):
+            return 1
+
+
+def outer(a):
+    """Outer."""
+    def inner(b):
+        return b
+
+    class Local:
+        pass
+
+    return inner(a)
+"#;
+
+    #[test]
+    fn python_conditional_and_nested_definitions_are_listed() {
+        assert_eq!(
+            listing(Lang::Python, "pkg/mod.py", NESTED_PYTHON),
+            vec![
+                (1, 5, None),
+                (6, 7, s("pkg.mod.fast_path")),
+                (9, 9, None),
+                (10, 10, s("pkg.mod.Modern")),
+                (11, 12, s("pkg.mod.Modern.run")),
+                (15, 16, s("pkg.mod.outer")),
+                (17, 18, s("pkg.mod.outer.inner")),
+                (20, 21, s("pkg.mod.outer.Local")),
+                (23, 23, s("pkg.mod.outer")),
+            ]
+        );
+    }
+
     #[test]
     fn every_non_blank_line_is_in_exactly_one_chunk() {
-        for (path, text) in [("a.rs", RUST), ("a.py", PYTHON)] {
+        for (path, text) in [
+            ("a.rs", RUST),
+            ("a.py", PYTHON),
+            ("b.rs", NESTED_RUST),
+            ("b.py", NESTED_PYTHON),
+        ] {
             let doc = parse(path, text.as_bytes()).unwrap();
             let chunks = chunk(&doc);
             for (i, line) in text.lines().enumerate() {

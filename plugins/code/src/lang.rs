@@ -26,6 +26,10 @@ pub enum Role {
     /// A container (impl block, class) whose methods are items of their own;
     /// the symbol names the container, the prefix qualifies its methods.
     Container { symbol: String, prefix: String },
+    /// A statement whose blocks hold items of the enclosing scope (Python's
+    /// module-level `if`/`try`/`with`): its items are collected with the
+    /// same prefix, its own lines are glue.
+    Transparent,
     /// A comment or attribute that belongs to the item below it.
     Leading,
     /// Anything else: glue.
@@ -182,11 +186,43 @@ impl Lang {
         };
         match self {
             Lang::Rust => match node.kind() {
+                // A function defining items is a container of them
+                // (`Type::method::Visitor`, `f::helper`).
+                "function_item" if defines_nested(node, RUST_ITEMS) => {
+                    name("name").map_or(Role::Glue, |n| {
+                        let path = join_path(prefix, &n);
+                        let symbol = if prefix.is_empty() {
+                            format!("fn {n}")
+                        } else {
+                            path.clone()
+                        };
+                        Role::Container {
+                            symbol,
+                            prefix: path,
+                        }
+                    })
+                }
                 "function_item" | "function_signature_item" => match name("name") {
                     Some(n) if prefix.is_empty() => Role::Item(format!("fn {n}")),
                     Some(n) => Role::Item(format!("{prefix}::{n}")),
                     None => Role::Glue,
                 },
+                // An inline module's items read `module::item`; a trait's
+                // methods `Trait::method`.
+                "mod_item" | "trait_item" if node.child_by_field_name("body").is_some() => {
+                    let keyword = if node.kind() == "mod_item" {
+                        "mod"
+                    } else {
+                        "trait"
+                    };
+                    name("name").map_or(Role::Glue, |n| {
+                        let path = join_path(prefix, &n);
+                        Role::Container {
+                            symbol: format!("{keyword} {path}"),
+                            prefix: path,
+                        }
+                    })
+                }
                 "struct_item" | "enum_item" | "union_item" | "trait_item" | "type_item"
                 | "mod_item" | "macro_definition" => {
                     let keyword = match node.kind() {
@@ -198,7 +234,9 @@ impl Lang {
                         "mod_item" => "mod",
                         _ => "macro",
                     };
-                    name("name").map_or(Role::Glue, |n| Role::Item(format!("{keyword} {n}")))
+                    name("name").map_or(Role::Glue, |n| {
+                        Role::Item(format!("{keyword} {}", join_path(prefix, &n)))
+                    })
                 }
                 "impl_item" => {
                     let ty = name("type").unwrap_or_else(|| "?".into());
@@ -206,11 +244,12 @@ impl Lang {
                         Some(t) => format!("impl {t} for {ty}"),
                         None => format!("impl {ty}"),
                     };
-                    // Methods read `Type::method`, without generic arguments.
-                    let base = ty.split('<').next().unwrap_or(&ty).trim().to_string();
+                    // Methods read `Type::method` (`module::Type::method` in
+                    // an inline module), without generic arguments.
+                    let base = ty.split('<').next().unwrap_or(&ty).trim();
                     Role::Container {
                         symbol,
-                        prefix: base,
+                        prefix: join_path(prefix, base),
                     }
                 }
                 // `//!` and `#![…]` describe the enclosing module: glue.
@@ -335,8 +374,15 @@ impl Lang {
                     Some(def) => self.role(def, src, prefix),
                     None => Role::Glue,
                 },
+                // A function defining functions or classes is a container
+                // of them (`pkg.mod.outer.inner`).
+                "function_definition" if defines_nested(node, PYTHON_DEFINITIONS) => {
+                    dotted_container()
+                }
                 "function_definition" => dotted_item(),
                 "class_definition" => dotted_container(),
+                "if_statement" | "try_statement" | "with_statement" | "elif_clause"
+                | "else_clause" | "except_clause" | "finally_clause" | "block" => Role::Transparent,
                 "comment" => Role::Leading,
                 _ => Role::Glue,
             },
@@ -361,6 +407,44 @@ impl Lang {
             def.named_children(&mut cursor)
                 .find(|c| matches!(c.kind(), "class_body" | "enum_class_body"))
         })
+    }
+}
+
+/// Rust items a function body may define.
+const RUST_ITEMS: &[&str] = &[
+    "function_item",
+    "struct_item",
+    "enum_item",
+    "union_item",
+    "trait_item",
+    "impl_item",
+    "mod_item",
+    "macro_definition",
+];
+
+/// Python definitions a function body may hold.
+const PYTHON_DEFINITIONS: &[&str] = &[
+    "function_definition",
+    "class_definition",
+    "decorated_definition",
+];
+
+/// Whether a function's body directly defines one of `kinds`.
+fn defines_nested(node: Node<'_>, kinds: &[&str]) -> bool {
+    let Some(body) = node.child_by_field_name("body") else {
+        return false;
+    };
+    let mut cursor = body.walk();
+    body.named_children(&mut cursor)
+        .any(|c| kinds.contains(&c.kind()))
+}
+
+/// `prefix::name` (Rust paths), or `name` at the top.
+fn join_path(prefix: &str, name: &str) -> String {
+    if prefix.is_empty() {
+        name.to_string()
+    } else {
+        format!("{prefix}::{name}")
     }
 }
 
