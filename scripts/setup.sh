@@ -81,6 +81,22 @@ fi
 rm -rf "$setup_probe"
 trap - EXIT
 
+# The built-in Org-mode plugin is Python, made into a component by
+# componentize-py during `cargo build` (host/build.rs): that exact release
+# must answer on PATH.
+setup_has_componentize_py() {
+    [ "$(componentize-py --version 2>/dev/null)" = "componentize-py 0.25.1" ]
+}
+if ! setup_has_componentize_py; then
+    echo "setup: installing componentize-py 0.25.1 (PyPI)" >&2
+    python3 -m pip install --quiet --disable-pip-version-check componentize-py==0.25.1 >&2
+    if ! setup_has_componentize_py; then
+        echo "error: componentize-py 0.25.1 is not on PATH after pip install" >&2
+        echo "  hint: add pip's script directory (\$(python3 -m site --user-base)/bin) to PATH" >&2
+        exit 2
+    fi
+fi
+
 # Build outside the clone so repeated runs (and CI on the same machine) reuse
 # compiled dependencies; an explicit CARGO_TARGET_DIR wins.
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/kebab-target}"

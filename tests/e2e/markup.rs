@@ -1,7 +1,8 @@
-//! reStructuredText, AsciiDoc, Org-mode and HTML through the built-in
-//! `markup` plugin: each hit carries its section's heading path and cites
-//! the exact source lines; code and directive blocks stay whole; HTML
-//! scripts and styles are never indexed.
+//! reStructuredText, AsciiDoc and HTML through the built-in `markup`
+//! plugin, Org-mode through the built-in `org` plugin written in Python:
+//! each hit carries its section's heading path and cites the exact source
+//! lines; code and directive blocks stay whole; HTML scripts and styles
+//! are never indexed.
 
 use serde_json::Value;
 
@@ -75,10 +76,15 @@ fn document_formats_cite_sections_and_lines() {
     let report = kb.ingest(corpus.path());
     assert_eq!(report["new"], 4, "{report:#}");
     assert_eq!(report["fallbacks"], 0, "{report:#}");
-    for name in ["guide.rst", "ops.adoc", "lab.org", "birds.html"] {
+    for (name, plugin, chunker) in [
+        ("guide.rst", "markup", "md-heading-v1"),
+        ("ops.adoc", "markup", "md-heading-v1"),
+        ("birds.html", "markup", "md-heading-v1"),
+        ("lab.org", "org", "org-heading-v1"),
+    ] {
         let it = item(&report, name);
-        assert_eq!(it["plugin"], "markup", "{it}");
-        assert_eq!(it["chunker_version"], "md-heading-v1", "{it}");
+        assert_eq!(it["plugin"], plugin, "{it}");
+        assert_eq!(it["chunker_version"], chunker, "{it}");
     }
 
     // A section title with nothing under it but a deeper one joins that
@@ -151,26 +157,45 @@ fn document_formats_cite_sections_and_lines() {
     assert_eq!(title("guide.rst"), "Requests");
 }
 
+/// `kebab plugin test` (validity, determinism, the host's limits) on both
+/// built-ins, the Rust one and the Python one alike.
 #[test]
-fn plugin_test_passes_for_the_markup_plugin() {
+fn plugin_test_passes_for_the_markup_and_org_plugins() {
     let dir = tempfile::tempdir().unwrap();
-    let files: Vec<String> = [
-        ("a.rst", RST),
-        ("b.adoc", ADOC),
-        ("c.org", ORG),
-        ("d.html", HTML),
-    ]
-    .iter()
-    .map(|(name, text)| {
+    let write = |name: &str, text: &str| {
         let p = dir.path().join(name);
         std::fs::write(&p, text).unwrap();
         p.display().to_string()
-    })
-    .collect();
+    };
     let kb = Kb::new();
-    let mut args = vec!["plugin", "test", "markup"];
-    args.extend(files.iter().map(String::as_str));
-    let (report, code) = kb.json(&args);
-    assert_eq!(code, 0, "{report:#}");
-    crate::wire_schema::assert_conforms("plugin_test.v1", &report);
+    for (plugin, files) in [
+        (
+            "markup",
+            vec![
+                write("a.rst", RST),
+                write("b.adoc", ADOC),
+                write("d.html", HTML),
+            ],
+        ),
+        ("org", vec![write("c.org", ORG)]),
+    ] {
+        let mut args = vec!["plugin", "test", plugin];
+        args.extend(files.iter().map(String::as_str));
+        let (report, code) = kb.json(&args);
+        assert_eq!(code, 0, "{plugin}: {report:#}");
+        crate::wire_schema::assert_conforms("plugin_test.v1", &report);
+    }
+    let (list, _) = kb.json(&["plugin", "list"]);
+    let org = list["plugins"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == "org")
+        .cloned()
+        .unwrap_or_else(|| panic!("{list:#}"));
+    assert_eq!(
+        (org["origin"].as_str(), org["api_version"].as_str()),
+        (Some("built-in"), Some("1.1.0")),
+        "{org}"
+    );
 }

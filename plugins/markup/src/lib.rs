@@ -1,13 +1,14 @@
-//! The `markup` plugin: the document formats people keep beside markdown —
-//! reStructuredText, AsciiDoc, Org-mode and HTML — read into the same
+//! The `markup` plugin: document formats people keep beside markdown —
+//! reStructuredText, AsciiDoc and HTML — read into the same
 //! heading-aware blocks the markdown plugin makes, and chunked by the same
 //! `md-heading-v1` chunker (from the SDK): a chunk
 //! never spans two sections, code and directive blocks are never split,
 //! and every chunk carries its section's heading path and cites its lines.
+//! (Org-mode has a built-in plugin of its own, written in Python:
+//! `plugins/org-python`.)
 
 pub mod asciidoc;
 pub mod html;
-pub mod org;
 pub mod outline;
 pub mod rst;
 
@@ -31,7 +32,6 @@ impl Guest for MarkupPlugin {
                 "*.rest",
                 "*.adoc",
                 "*.asciidoc",
-                "*.org",
                 "*.html",
                 "*.htm",
                 "*.xhtml",
@@ -65,11 +65,10 @@ pub fn parse(path: &str, bytes: &[u8]) -> Result<Document, PluginError> {
     Ok(match ext.as_str() {
         "rst" | "rest" => rst::parse(text),
         "adoc" | "asciidoc" => asciidoc::parse(text),
-        "org" => org::parse(text),
         "html" | "htm" | "xhtml" => html::parse(text),
         _ => {
             return Err(PluginError::Unsupported(format!(
-                "{path}: not reStructuredText, AsciiDoc, Org or HTML"
+                "{path}: not reStructuredText, AsciiDoc or HTML"
             )));
         }
     })

@@ -80,6 +80,44 @@ pub fn build_components(root: &Path, target_dir: &Path, packages: &[&str]) -> Pa
     target_dir.join("wasm32-wasip2").join("release")
 }
 
+/// The componentize-py release Python plugins are built with
+/// (`scripts/setup.sh` installs it).
+pub const COMPONENTIZE_PY: &str = "0.25.1";
+
+/// Build the Python plugin whose module `app.py` is in `app_dir` against
+/// the contract folder `wit` into the component `out`, with componentize-py
+/// (`KEBAB_COMPONENTIZE_PY` names another executable). Skipped when `out`
+/// is newer than `app.py` and the contract.
+pub fn build_python_component(app_dir: &Path, wit: &Path, out: &Path) {
+    println!("cargo:rerun-if-env-changed=KEBAB_COMPONENTIZE_PY");
+    let modified = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
+    let built = modified(out);
+    let sources = [app_dir.join("app.py"), wit.join("plugin.wit")];
+    if built.is_some() && sources.iter().all(|s| modified(s) < built) {
+        return;
+    }
+    let program = env::var("KEBAB_COMPONENTIZE_PY").unwrap_or_else(|_| "componentize-py".into());
+    if let Some(dir) = out.parent() {
+        std::fs::create_dir_all(dir).expect("create the Python plugin output directory");
+    }
+    let status = Command::new(&program)
+        .current_dir(app_dir)
+        .arg("--wit-path")
+        .arg(wit)
+        .args(["--world", "plugin", "componentize", "app", "-o"])
+        .arg(out)
+        .status();
+    match status {
+        Ok(s) if s.success() => {}
+        Ok(s) => panic!("{program} failed ({s}) building {}", app_dir.display()),
+        Err(e) => panic!(
+            "cannot run {program} ({e}) to build the Python plugin in {}.\n\
+             hint: `pip install componentize-py=={COMPONENTIZE_PY}` (scripts/setup.sh does it)",
+            app_dir.display()
+        ),
+    }
+}
+
 /// The file a `cdylib` package builds to: `kebab-plugin-code` →
 /// `kebab_plugin_code.wasm`.
 pub fn wasm_file(package: &str) -> String {
