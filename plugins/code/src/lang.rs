@@ -167,225 +167,20 @@ impl Lang {
     /// The role of a top-level node (or of a node inside a container, with
     /// the container's `prefix`).
     pub fn role(self, node: Node<'_>, src: &[u8], prefix: &str) -> Role {
-        let name = |field: &str| {
-            node.child_by_field_name(field)
-                .and_then(|n| n.utf8_text(src).ok())
-                .map(str::to_string)
-        };
-        // `prefix.name` as an item, or as a container of `prefix.name.*`.
-        let dotted_item =
-            || name("name").map_or(Role::Glue, |n| Role::Item(join_dotted(prefix, &n)));
-        let dotted_container = || {
-            name("name").map_or(Role::Glue, |n| {
-                let symbol = join_dotted(prefix, &n);
-                Role::Container {
-                    prefix: symbol.clone(),
-                    symbol,
-                }
-            })
+        let site = Site {
+            lang: self,
+            node,
+            src,
+            prefix,
         };
         match self {
-            Lang::Rust => match node.kind() {
-                // A function defining items is a container of them
-                // (`Type::method::Visitor`, `f::helper`).
-                "function_item" if defines_nested(node, RUST_ITEMS) => {
-                    name("name").map_or(Role::Glue, |n| {
-                        let path = join_path(prefix, &n);
-                        let symbol = if prefix.is_empty() {
-                            format!("fn {n}")
-                        } else {
-                            path.clone()
-                        };
-                        Role::Container {
-                            symbol,
-                            prefix: path,
-                        }
-                    })
-                }
-                "function_item" | "function_signature_item" => match name("name") {
-                    Some(n) if prefix.is_empty() => Role::Item(format!("fn {n}")),
-                    Some(n) => Role::Item(format!("{prefix}::{n}")),
-                    None => Role::Glue,
-                },
-                // An inline module's items read `module::item`; a trait's
-                // methods `Trait::method`.
-                "mod_item" | "trait_item" if node.child_by_field_name("body").is_some() => {
-                    let keyword = if node.kind() == "mod_item" {
-                        "mod"
-                    } else {
-                        "trait"
-                    };
-                    name("name").map_or(Role::Glue, |n| {
-                        let path = join_path(prefix, &n);
-                        Role::Container {
-                            symbol: format!("{keyword} {path}"),
-                            prefix: path,
-                        }
-                    })
-                }
-                "struct_item" | "enum_item" | "union_item" | "trait_item" | "type_item"
-                | "mod_item" | "macro_definition" => {
-                    let keyword = match node.kind() {
-                        "struct_item" => "struct",
-                        "enum_item" => "enum",
-                        "union_item" => "union",
-                        "trait_item" => "trait",
-                        "type_item" => "type",
-                        "mod_item" => "mod",
-                        _ => "macro",
-                    };
-                    name("name").map_or(Role::Glue, |n| {
-                        Role::Item(format!("{keyword} {}", join_path(prefix, &n)))
-                    })
-                }
-                "impl_item" => {
-                    let ty = name("type").unwrap_or_else(|| "?".into());
-                    let symbol = match name("trait") {
-                        Some(t) => format!("impl {t} for {ty}"),
-                        None => format!("impl {ty}"),
-                    };
-                    // Methods read `Type::method` (`module::Type::method` in
-                    // an inline module), without generic arguments.
-                    let base = ty.split('<').next().unwrap_or(&ty).trim();
-                    Role::Container {
-                        symbol,
-                        prefix: join_path(prefix, base),
-                    }
-                }
-                // `//!` and `#![…]` describe the enclosing module: glue.
-                "line_comment" | "block_comment" => {
-                    let text = node.utf8_text(src).unwrap_or("");
-                    if text.starts_with("//!") || text.starts_with("/*!") {
-                        Role::Glue
-                    } else {
-                        Role::Leading
-                    }
-                }
-                "attribute_item" => Role::Leading,
-                _ => Role::Glue,
-            },
-            Lang::Go => match node.kind() {
-                "function_declaration" => dotted_item(),
-                "method_declaration" => {
-                    let receiver = node
-                        .child_by_field_name("receiver")
-                        .and_then(|r| r.named_child(0))
-                        .and_then(|p| p.child_by_field_name("type"))
-                        .and_then(|t| t.utf8_text(src).ok())
-                        .unwrap_or("?")
-                        .to_string();
-                    let receiver = if receiver.starts_with('*') {
-                        format!("({receiver})")
-                    } else {
-                        receiver
-                    };
-                    name("name").map_or(Role::Glue, |n| {
-                        Role::Item(join_dotted(prefix, &format!("{receiver}.{n}")))
-                    })
-                }
-                "type_declaration" => node
-                    .named_child(0)
-                    .and_then(|spec| spec.child_by_field_name("name"))
-                    .and_then(|n| n.utf8_text(src).ok())
-                    .map_or(Role::Glue, |n| Role::Item(join_dotted(prefix, n))),
-                "comment" => Role::Leading,
-                _ => Role::Glue,
-            },
-            Lang::JavaScript | Lang::TypeScript | Lang::Tsx => match node.kind() {
-                "export_statement" => match node.child_by_field_name("declaration") {
-                    Some(decl) => self.role(decl, src, prefix),
-                    None => Role::Glue,
-                },
-                "function_declaration"
-                | "generator_function_declaration"
-                | "function_signature"
-                | "interface_declaration"
-                | "type_alias_declaration"
-                | "enum_declaration"
-                | "method_definition"
-                | "abstract_method_signature"
-                | "method_signature" => dotted_item(),
-                "class_declaration" | "abstract_class_declaration" => dotted_container(),
-                "comment" => Role::Leading,
-                _ => Role::Glue,
-            },
-            Lang::Java => match node.kind() {
-                "method_declaration" | "constructor_declaration" => dotted_item(),
-                "class_declaration"
-                | "interface_declaration"
-                | "enum_declaration"
-                | "record_declaration" => dotted_container(),
-                "line_comment" | "block_comment" => Role::Leading,
-                _ => Role::Glue,
-            },
-            Lang::Kotlin => match node.kind() {
-                "function_declaration" => dotted_item(),
-                "class_declaration" | "object_declaration" => dotted_container(),
-                "line_comment" | "block_comment" => Role::Leading,
-                _ => Role::Glue,
-            },
-            Lang::C | Lang::Cpp => match node.kind() {
-                "function_definition" => match function_name(node, src) {
-                    Some(n) if prefix.is_empty() => Role::Item(n),
-                    Some(n) => Role::Item(format!("{prefix}::{n}")),
-                    None => Role::Glue,
-                },
-                "template_declaration" => {
-                    let mut cursor = node.walk();
-                    let inner = node.named_children(&mut cursor).last();
-                    inner.map_or(Role::Glue, |inner| self.role(inner, src, prefix))
-                }
-                "namespace_definition" | "class_specifier" | "struct_specifier"
-                    if self == Lang::Cpp =>
-                {
-                    match name("name") {
-                        Some(n) => {
-                            let inner = if prefix.is_empty() {
-                                n
-                            } else {
-                                format!("{prefix}::{n}")
-                            };
-                            Role::Container {
-                                symbol: inner.clone(),
-                                prefix: inner,
-                            }
-                        }
-                        None => Role::Glue,
-                    }
-                }
-                "struct_specifier" | "enum_specifier" | "union_specifier"
-                    if node.child_by_field_name("body").is_some() =>
-                {
-                    let keyword = node.kind().trim_end_matches("_specifier");
-                    name("name").map_or(Role::Glue, |n| Role::Item(format!("{keyword} {n}")))
-                }
-                // `struct s { … };` is a declaration wrapping its specifier.
-                "declaration" if node.child_by_field_name("declarator").is_none() => {
-                    match node.child_by_field_name("type") {
-                        Some(ty) => self.role(ty, src, prefix),
-                        None => Role::Glue,
-                    }
-                }
-                "comment" => Role::Leading,
-                _ => Role::Glue,
-            },
-            Lang::Python => match node.kind() {
-                "decorated_definition" => match node.child_by_field_name("definition") {
-                    Some(def) => self.role(def, src, prefix),
-                    None => Role::Glue,
-                },
-                // A function defining functions or classes is a container
-                // of them (`pkg.mod.outer.inner`).
-                "function_definition" if defines_nested(node, PYTHON_DEFINITIONS) => {
-                    dotted_container()
-                }
-                "function_definition" => dotted_item(),
-                "class_definition" => dotted_container(),
-                "if_statement" | "try_statement" | "with_statement" | "elif_clause"
-                | "else_clause" | "except_clause" | "finally_clause" | "block" => Role::Transparent,
-                "comment" => Role::Leading,
-                _ => Role::Glue,
-            },
+            Lang::Rust => rust_role(&site),
+            Lang::Go => go_role(&site),
+            Lang::JavaScript | Lang::TypeScript | Lang::Tsx => javascript_role(&site),
+            Lang::Java => java_role(&site),
+            Lang::Kotlin => kotlin_role(&site),
+            Lang::C | Lang::Cpp => c_family_role(&site),
+            Lang::Python => python_role(&site),
         }
     }
 
@@ -407,6 +202,280 @@ impl Lang {
             def.named_children(&mut cursor)
                 .find(|c| matches!(c.kind(), "class_body" | "enum_class_body"))
         })
+    }
+}
+
+/// What a role is decided from: the language, the node, the source and
+/// the enclosing container's prefix.
+struct Site<'t, 's> {
+    lang: Lang,
+    node: Node<'t>,
+    src: &'s [u8],
+    prefix: &'s str,
+}
+
+impl Site<'_, '_> {
+    /// The text of the node's `field` child.
+    fn name(&self, field: &str) -> Option<String> {
+        self.node
+            .child_by_field_name(field)
+            .and_then(|n| n.utf8_text(self.src).ok())
+            .map(str::to_string)
+    }
+
+    /// The role of the node's `field` child (what an `export`, a decorator
+    /// or a declaration wraps), in the same container.
+    fn role_of(&self, field: &str) -> Role {
+        self.node
+            .child_by_field_name(field)
+            .map_or(Role::Glue, |child| {
+                self.lang.role(child, self.src, self.prefix)
+            })
+    }
+
+    /// `prefix.name` as an item.
+    fn dotted_item(&self) -> Role {
+        self.name("name")
+            .map_or(Role::Glue, |n| Role::Item(join_dotted(self.prefix, &n)))
+    }
+
+    /// `prefix.name` as a container of `prefix.name.*`.
+    fn dotted_container(&self) -> Role {
+        self.name("name").map_or(Role::Glue, |n| {
+            let symbol = join_dotted(self.prefix, &n);
+            Role::Container {
+                prefix: symbol.clone(),
+                symbol,
+            }
+        })
+    }
+}
+
+/// Rust: functions, items, inline modules, traits and impls.
+fn rust_role(s: &Site<'_, '_>) -> Role {
+    let node = s.node;
+    let src = s.src;
+    let prefix = s.prefix;
+    match node.kind() {
+        // A function defining items is a container of them
+        // (`Type::method::Visitor`, `f::helper`).
+        "function_item" if defines_nested(node, RUST_ITEMS) => {
+            s.name("name").map_or(Role::Glue, |n| {
+                let path = join_path(prefix, &n);
+                let symbol = if prefix.is_empty() {
+                    format!("fn {n}")
+                } else {
+                    path.clone()
+                };
+                Role::Container {
+                    symbol,
+                    prefix: path,
+                }
+            })
+        }
+        "function_item" | "function_signature_item" => match s.name("name") {
+            Some(n) if prefix.is_empty() => Role::Item(format!("fn {n}")),
+            Some(n) => Role::Item(format!("{prefix}::{n}")),
+            None => Role::Glue,
+        },
+        // An inline module's items read `module::item`; a trait's
+        // methods `Trait::method`.
+        "mod_item" | "trait_item" if node.child_by_field_name("body").is_some() => {
+            let keyword = if node.kind() == "mod_item" {
+                "mod"
+            } else {
+                "trait"
+            };
+            s.name("name").map_or(Role::Glue, |n| {
+                let path = join_path(prefix, &n);
+                Role::Container {
+                    symbol: format!("{keyword} {path}"),
+                    prefix: path,
+                }
+            })
+        }
+        "struct_item" | "enum_item" | "union_item" | "trait_item" | "type_item" | "mod_item"
+        | "macro_definition" => {
+            let keyword = match node.kind() {
+                "struct_item" => "struct",
+                "enum_item" => "enum",
+                "union_item" => "union",
+                "trait_item" => "trait",
+                "type_item" => "type",
+                "mod_item" => "mod",
+                _ => "macro",
+            };
+            s.name("name").map_or(Role::Glue, |n| {
+                Role::Item(format!("{keyword} {}", join_path(prefix, &n)))
+            })
+        }
+        "impl_item" => rust_impl(s),
+        // `//!` and `#![…]` describe the enclosing module: glue.
+        "line_comment" | "block_comment" => {
+            let text = node.utf8_text(src).unwrap_or("");
+            if text.starts_with("//!") || text.starts_with("/*!") {
+                Role::Glue
+            } else {
+                Role::Leading
+            }
+        }
+        "attribute_item" => Role::Leading,
+        _ => Role::Glue,
+    }
+}
+
+/// A Rust `impl` block: a container whose methods read `Type::method`
+/// (`module::Type::method` in an inline module), without generic arguments.
+fn rust_impl(s: &Site<'_, '_>) -> Role {
+    let ty = s.name("type").unwrap_or_else(|| "?".into());
+    let symbol = match s.name("trait") {
+        Some(t) => format!("impl {t} for {ty}"),
+        None => format!("impl {ty}"),
+    };
+    let base = ty.split('<').next().unwrap_or(&ty).trim();
+    Role::Container {
+        symbol,
+        prefix: join_path(s.prefix, base),
+    }
+}
+
+/// Go: functions, methods (by receiver) and types.
+fn go_role(s: &Site<'_, '_>) -> Role {
+    let node = s.node;
+    let src = s.src;
+    let prefix = s.prefix;
+    match node.kind() {
+        "function_declaration" => s.dotted_item(),
+        "method_declaration" => {
+            let receiver = node
+                .child_by_field_name("receiver")
+                .and_then(|r| r.named_child(0))
+                .and_then(|p| p.child_by_field_name("type"))
+                .and_then(|t| t.utf8_text(src).ok())
+                .unwrap_or("?")
+                .to_string();
+            let receiver = if receiver.starts_with('*') {
+                format!("({receiver})")
+            } else {
+                receiver
+            };
+            s.name("name").map_or(Role::Glue, |n| {
+                Role::Item(join_dotted(prefix, &format!("{receiver}.{n}")))
+            })
+        }
+        "type_declaration" => node
+            .named_child(0)
+            .and_then(|spec| spec.child_by_field_name("name"))
+            .and_then(|n| n.utf8_text(src).ok())
+            .map_or(Role::Glue, |n| Role::Item(join_dotted(prefix, n))),
+        "comment" => Role::Leading,
+        _ => Role::Glue,
+    }
+}
+
+/// JavaScript and TypeScript: declarations, exported or not, and classes.
+fn javascript_role(s: &Site<'_, '_>) -> Role {
+    let node = s.node;
+    match node.kind() {
+        "export_statement" => s.role_of("declaration"),
+        "function_declaration"
+        | "generator_function_declaration"
+        | "function_signature"
+        | "interface_declaration"
+        | "type_alias_declaration"
+        | "enum_declaration"
+        | "method_definition"
+        | "abstract_method_signature"
+        | "method_signature" => s.dotted_item(),
+        "class_declaration" | "abstract_class_declaration" => s.dotted_container(),
+        "comment" => Role::Leading,
+        _ => Role::Glue,
+    }
+}
+
+/// Java: methods, constructors and types.
+fn java_role(s: &Site<'_, '_>) -> Role {
+    match s.node.kind() {
+        "method_declaration" | "constructor_declaration" => s.dotted_item(),
+        "class_declaration"
+        | "interface_declaration"
+        | "enum_declaration"
+        | "record_declaration" => s.dotted_container(),
+        "line_comment" | "block_comment" => Role::Leading,
+        _ => Role::Glue,
+    }
+}
+
+/// Kotlin: functions, classes and objects.
+fn kotlin_role(s: &Site<'_, '_>) -> Role {
+    match s.node.kind() {
+        "function_declaration" => s.dotted_item(),
+        "class_declaration" | "object_declaration" => s.dotted_container(),
+        "line_comment" | "block_comment" => Role::Leading,
+        _ => Role::Glue,
+    }
+}
+
+/// C and C++: function definitions, namespaces, classes and tagged types.
+fn c_family_role(s: &Site<'_, '_>) -> Role {
+    let node = s.node;
+    let src = s.src;
+    let prefix = s.prefix;
+    match node.kind() {
+        "function_definition" => match function_name(node, src) {
+            Some(n) if prefix.is_empty() => Role::Item(n),
+            Some(n) => Role::Item(format!("{prefix}::{n}")),
+            None => Role::Glue,
+        },
+        "template_declaration" => {
+            let mut cursor = node.walk();
+            let inner = node.named_children(&mut cursor).last();
+            inner.map_or(Role::Glue, |inner| s.lang.role(inner, src, prefix))
+        }
+        "namespace_definition" | "class_specifier" | "struct_specifier" if s.lang == Lang::Cpp => {
+            match s.name("name") {
+                Some(n) => {
+                    let inner = if prefix.is_empty() {
+                        n
+                    } else {
+                        format!("{prefix}::{n}")
+                    };
+                    Role::Container {
+                        symbol: inner.clone(),
+                        prefix: inner,
+                    }
+                }
+                None => Role::Glue,
+            }
+        }
+        "struct_specifier" | "enum_specifier" | "union_specifier"
+            if node.child_by_field_name("body").is_some() =>
+        {
+            let keyword = node.kind().trim_end_matches("_specifier");
+            s.name("name")
+                .map_or(Role::Glue, |n| Role::Item(format!("{keyword} {n}")))
+        }
+        // `struct s { … };` is a declaration wrapping its specifier.
+        "declaration" if node.child_by_field_name("declarator").is_none() => s.role_of("type"),
+        "comment" => Role::Leading,
+        _ => Role::Glue,
+    }
+}
+
+/// Python: functions, classes, and definitions under `if`/`try`/`with`.
+fn python_role(s: &Site<'_, '_>) -> Role {
+    let node = s.node;
+    match node.kind() {
+        "decorated_definition" => s.role_of("definition"),
+        // A function defining functions or classes is a container
+        // of them (`pkg.mod.outer.inner`).
+        "function_definition" if defines_nested(node, PYTHON_DEFINITIONS) => s.dotted_container(),
+        "function_definition" => s.dotted_item(),
+        "class_definition" => s.dotted_container(),
+        "if_statement" | "try_statement" | "with_statement" | "elif_clause" | "else_clause"
+        | "except_clause" | "finally_clause" | "block" => Role::Transparent,
+        "comment" => Role::Leading,
+        _ => Role::Glue,
     }
 }
 

@@ -94,36 +94,11 @@ pub fn parse(text: &str) -> Document {
             continue;
         };
         pos = tag.end;
+        if let Some(after) = non_block_tag(&mut out, &mut open, text, lt, &tag) {
+            pos = after;
+            continue;
+        }
         let name = tag.name.as_str();
-        if tag.special {
-            newlines(&mut open, &text[lt..pos]);
-            continue;
-        }
-        if name == "title" && !tag.closing {
-            let close = find_close(text, pos, "title");
-            out.title(&decode(&text[pos..close.0]));
-            newlines(&mut open, &text[lt..close.1]);
-            pos = close.1;
-            continue;
-        }
-        if SKIPPED.contains(&name) && !tag.closing {
-            let close = find_close(text, pos, name);
-            newlines(&mut open, &text[lt..close.1]);
-            pos = close.1;
-            continue;
-        }
-        if matches!(name, "td" | "th") {
-            // Cells of a row stay one block, separated like a table row.
-            if !tag.closing && open.start.is_some() {
-                open.text.push_str(" | ");
-            }
-            newlines(&mut open, &text[lt..pos]);
-            continue;
-        }
-        if !BLOCK_LEVEL.contains(&name) {
-            newlines(&mut open, &text[lt..pos]);
-            continue;
-        }
         flush(&mut out, &index, &mut open);
         let heading =
             name.len() == 2 && name.starts_with('h') && name.as_bytes()[1].is_ascii_digit();
@@ -135,25 +110,9 @@ pub fn parse(text: &str) -> Document {
             open.kind = BlockKind::Heading;
             open.level = Some(name.as_bytes()[1] - b'0');
         } else if name == "pre" {
-            let close = find_close(text, pos, "pre");
-            let mut code = Open::new(BlockKind::Code);
-            code.lang = code_lang(&text[lt..close.0]);
-            let mut inner = pos;
-            while inner < close.0 {
-                let next = text[inner..close.0]
-                    .find('<')
-                    .map_or(close.0, |i| inner + i);
-                add_text(&mut code, text, inner, next);
-                inner = match read_tag(text, next) {
-                    Some(t) if next < close.0 => {
-                        newlines(&mut code, &text[next..t.end]);
-                        t.end
-                    }
-                    _ => next + 1,
-                };
-            }
+            let (mut code, after) = pre_block(text, lt, pos);
             flush(&mut out, &index, &mut code);
-            pos = close.1;
+            pos = after;
             open = Open::new(context.last().copied().unwrap_or(BlockKind::Paragraph));
             continue;
         } else if !matches!(name, "br" | "hr") {
@@ -170,6 +129,69 @@ pub fn parse(text: &str) -> Document {
     }
     flush(&mut out, &index, &mut open);
     out.finish()
+}
+
+/// Handle a tag that does not start a block: comments and doctype,
+/// `<title>` (names the document), skipped elements (`<script>`, …),
+/// table cells (joined with ` | `) and inline tags. The offset to go on
+/// from, or `None` for a block-level tag.
+fn non_block_tag(
+    out: &mut Outline<'_>,
+    open: &mut Open,
+    text: &str,
+    lt: usize,
+    tag: &Tag,
+) -> Option<usize> {
+    let name = tag.name.as_str();
+    if tag.special {
+        newlines(open, &text[lt..tag.end]);
+        return Some(tag.end);
+    }
+    if (name == "title" || SKIPPED.contains(&name)) && !tag.closing {
+        let close = find_close(text, tag.end, name);
+        if name == "title" {
+            out.title(&decode(&text[tag.end..close.0]));
+        }
+        newlines(open, &text[lt..close.1]);
+        return Some(close.1);
+    }
+    if matches!(name, "td" | "th") {
+        // Cells of a row stay one block, separated like a table row.
+        if !tag.closing && open.start.is_some() {
+            open.text.push_str(" | ");
+        }
+        newlines(open, &text[lt..tag.end]);
+        return Some(tag.end);
+    }
+    if !BLOCK_LEVEL.contains(&name) {
+        newlines(open, &text[lt..tag.end]);
+        return Some(tag.end);
+    }
+    None
+}
+
+/// The code block of a `<pre>` whose tag starts at `lt` and whose content
+/// starts at `content`: its text verbatim (inner tags blanked out), its
+/// language from a `language-x` class; and the offset after `</pre>`.
+fn pre_block(text: &str, lt: usize, content: usize) -> (Open, usize) {
+    let close = find_close(text, content, "pre");
+    let mut code = Open::new(BlockKind::Code);
+    code.lang = code_lang(&text[lt..close.0]);
+    let mut inner = content;
+    while inner < close.0 {
+        let next = text[inner..close.0]
+            .find('<')
+            .map_or(close.0, |i| inner + i);
+        add_text(&mut code, text, inner, next);
+        inner = match read_tag(text, next) {
+            Some(t) if next < close.0 => {
+                newlines(&mut code, &text[next..t.end]);
+                t.end
+            }
+            _ => next + 1,
+        };
+    }
+    (code, close.1)
 }
 
 /// A tag read at `<`: its lower-case name, whether it closes, where it
