@@ -35,6 +35,30 @@ pub enum VectorError {
 /// Rows per delete predicate.
 const DELETE_BATCH: usize = 500;
 
+/// Data fragments a table may gather (every add writes one) before an
+/// ingest compacts it.
+const COMPACT_FRAGMENTS: usize = 16;
+
+/// The on-disk layout of a table: what compaction looks at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Layout {
+    /// Data fragments (each `add` writes at least one).
+    pub fragments: usize,
+    /// Rows marked deleted but still on disk.
+    pub deleted_rows: usize,
+    /// Live rows.
+    pub rows: usize,
+}
+
+impl Layout {
+    /// Whether compaction is due: more than [`COMPACT_FRAGMENTS`]
+    /// fragments, or a tenth of the rows deleted.
+    pub fn needs_compaction(&self) -> bool {
+        self.fragments > COMPACT_FRAGMENTS
+            || (self.deleted_rows > 0 && self.deleted_rows * 10 >= self.rows.max(1))
+    }
+}
+
 /// The table name for a model id (`name@version`) and its dimensions.
 pub fn table_name(model_id: &str, dimensions: usize) -> String {
     let model: String = model_id
@@ -268,6 +292,49 @@ impl VectorStore {
         Ok(out)
     }
 
+    /// Fragments, deleted and live rows.
+    pub fn layout(&self) -> Result<Layout, VectorError> {
+        let stats = self
+            .runtime
+            .block_on(self.table.stats())
+            .map_err(|e| self.err(e))?;
+        Ok(Layout {
+            fragments: stats.fragment_stats.num_fragments,
+            deleted_rows: stats.num_deleted_rows.unwrap_or(0),
+            rows: stats.num_rows,
+        })
+    }
+
+    /// Compact the table when [`Layout::needs_compaction`] says so: small
+    /// fragments merged, deleted rows dropped from the files, then versions
+    /// older than a week pruned (a reader on a newer version is never
+    /// affected). The layout before and after.
+    pub fn compact(&self) -> Result<(Layout, Layout), VectorError> {
+        use lancedb::table::{CompactionOptions, OptimizeAction};
+        let before = self.layout()?;
+        if !before.needs_compaction() {
+            return Ok((before, before));
+        }
+        let compact = OptimizeAction::Compact {
+            options: CompactionOptions {
+                materialize_deletions_threshold: 0.0,
+                ..Default::default()
+            },
+            remap_options: None,
+        };
+        let prune = OptimizeAction::Prune {
+            older_than: None,
+            delete_unverified: None,
+            error_if_tagged_old_versions: None,
+        };
+        for action in [compact, prune] {
+            self.runtime
+                .block_on(self.table.optimize(action))
+                .map_err(|e| self.err(e))?;
+        }
+        Ok((before, self.layout()?))
+    }
+
     /// Whether an ANN index exists on the vectors.
     pub fn has_index(&self) -> Result<bool, VectorError> {
         let indices = self
@@ -406,5 +473,42 @@ mod tests {
         let hits = store.search(&late.vector, 3).unwrap();
         assert_eq!(hits[0].0, "late", "{hits:?}");
         assert_eq!(store.search(&rows[42].vector, 1).unwrap()[0].0, "c42");
+    }
+
+    #[test]
+    fn many_fragments_and_deletions_are_compacted() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = VectorStore::open(dir.path(), "m@v1", 4).unwrap();
+        for batch in 0..20 {
+            let rows: Vec<VectorRow> = (0..5)
+                .map(|i| VectorRow {
+                    chunk_id: format!("c{batch}-{i}"),
+                    doc_id: format!("d{batch}"),
+                    vector: unit(i, 4),
+                })
+                .collect();
+            store.add(&rows).unwrap();
+        }
+        let (before, after) = store.compact().unwrap();
+        assert_eq!((before.fragments, before.rows), (20, 100));
+        assert_eq!(
+            (after.fragments, after.rows, after.deleted_rows),
+            (1, 100, 0)
+        );
+        // A handful of deletions is left alone; a tenth of the rows is not.
+        store.delete_docs(&["d0".into()]).unwrap();
+        let (before, after) = store.compact().unwrap();
+        assert_eq!(before, after);
+        assert_eq!(before.deleted_rows, 5);
+        store
+            .delete_docs(&(1..5).map(|d| format!("d{d}")).collect::<Vec<_>>())
+            .unwrap();
+        let (before, after) = store.compact().unwrap();
+        assert_eq!(before.deleted_rows, 25);
+        assert_eq!(
+            (after.fragments, after.rows, after.deleted_rows),
+            (1, 75, 0)
+        );
+        assert_eq!(store.search(&unit(0, 4), 3).unwrap().len(), 3);
     }
 }

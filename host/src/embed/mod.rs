@@ -358,11 +358,18 @@ impl Embedder {
     }
 
     /// Vectors of passages already prefixed by [`Embedder::passage_text`],
-    /// in batches of the configured size.
+    /// in input order, computed in batches of the configured size. Texts
+    /// are batched shortest first, so a batch is padded to a length close
+    /// to all of its texts' instead of to the longest in the input.
     pub fn embed_passages(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, EmbedError> {
-        let mut out = Vec::with_capacity(texts.len());
-        for batch in texts.chunks(self.spec.batch_size) {
-            out.extend(self.embed_batch(batch)?);
+        let mut order: Vec<usize> = (0..texts.len()).collect();
+        order.sort_by_key(|&i| texts[i].len());
+        let mut out = vec![Vec::new(); texts.len()];
+        for batch in order.chunks(self.spec.batch_size) {
+            let batch_texts: Vec<String> = batch.iter().map(|&i| texts[i].clone()).collect();
+            for (&i, vector) in batch.iter().zip(self.embed_batch(&batch_texts)?) {
+                out[i] = vector;
+            }
         }
         Ok(out)
     }

@@ -47,6 +47,9 @@ pub struct VectorReport {
     pub total: usize,
     /// Whether the table has an ANN index that now covers the new rows.
     pub ann_index: bool,
+    /// Data fragments of the table afterwards (compacted when many small
+    /// ones or many deleted rows had gathered).
+    pub fragments: usize,
 }
 
 /// Time spent per stage, in milliseconds (fractional: one document's
@@ -144,6 +147,8 @@ pub fn sync_vectors(
 
     let t = Instant::now();
     report.total = vectors.count()?;
+    let (_, layout) = vectors.compact()?;
+    report.fragments = layout.fragments;
     if report.embedded + report.from_cache > 0 {
         report.ann_index = vectors.ensure_index(ann_min_rows)?;
     }
