@@ -108,14 +108,18 @@ pub fn pieces(lang: Lang, path: &str, text: &str) -> Result<Vec<Piece>, PluginEr
             "C++ syntax in a .h file read as C".into(),
         ));
     }
-    if root.has_error() {
+    let lines: Vec<&str> = text.lines().collect();
+    // A tree with errors confined to a few lines (a macro the grammar does
+    // not know, say) still has trustworthy items around them: the error
+    // nodes become glue. A file mostly in error is refused (the text
+    // plugin indexes it).
+    if root.has_error() && error_lines(root) * MAX_ERROR_SHARE > lines.len().max(1) {
         let at = first_error(root).map_or(0, |n| n.start_position().row + 1);
         return Err(PluginError::Malformed(format!(
             "{} syntax error near line {at}",
             lang.label()
         )));
     }
-    let lines: Vec<&str> = text.lines().collect();
     let mut items = Vec::new();
     collect(
         lang,
@@ -143,6 +147,29 @@ fn looks_like_cpp(text: &str) -> bool {
             || t.starts_with("private:")
             || t.starts_with("using ")
     }) || text.contains("::")
+}
+
+/// A file is refused when more than one line in this many is in error.
+const MAX_ERROR_SHARE: usize = 10;
+
+/// Lines covered by error or missing nodes (each counted once).
+fn error_lines(root: Node<'_>) -> usize {
+    fn walk(node: Node<'_>, lines: &mut std::collections::BTreeSet<usize>) {
+        if node.is_error() || node.is_missing() {
+            lines.extend(node.start_position().row..=node.end_position().row);
+            return;
+        }
+        if !node.has_error() {
+            return;
+        }
+        let mut cursor = node.walk();
+        for child in node.children(&mut cursor) {
+            walk(child, lines);
+        }
+    }
+    let mut lines = std::collections::BTreeSet::new();
+    walk(root, &mut lines);
+    lines.len()
 }
 
 fn first_error(node: Node<'_>) -> Option<Node<'_>> {
@@ -457,6 +484,23 @@ def outer(a):
                 (23, 23, s("pkg.mod.outer")),
             ]
         );
+    }
+
+    #[test]
+    fn a_local_syntax_error_leaves_the_items_around_it() {
+        let mut text = String::from("#include <stdio.h>\n\nSTRANGE_MACRO(a, b) c d e;;;\n\n");
+        for i in 0..12 {
+            text.push_str(&format!("int f{i}(int x) {{\n    return x + {i};\n}}\n\n"));
+        }
+        let found: Vec<Option<String>> = listing(Lang::C, "a.c", &text)
+            .into_iter()
+            .map(|(_, _, s)| s)
+            .collect();
+        for i in 0..12 {
+            assert!(found.contains(&s(&format!("f{i}"))), "f{i}: {found:?}");
+        }
+        // Mostly broken: refused, as before.
+        assert!(pieces(Lang::C, "b.c", "int f( {\n  x y z\n").is_err());
     }
 
     #[test]
