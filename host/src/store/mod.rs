@@ -366,6 +366,44 @@ mod tests {
     }
 
     #[test]
+    fn the_unfiltered_and_filtered_lexical_paths_rank_alike() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = Store::open(&dir.path().join("k.sqlite")).unwrap();
+        let texts = [
+            "otter otter otter river",
+            "otter river stones",
+            "river stones moss",
+            "otter",
+            "moss moss otter stones river",
+            "unrelated words only",
+        ];
+        for (i, text) in texts.iter().enumerate() {
+            store
+                .replace_document(&doc(&format!("n/{i}.md"), text))
+                .unwrap();
+        }
+        let query = "text : (\"otter\" OR \"river\" OR \"moss\")";
+        let everything = ChunkFilter {
+            path_glob: Some("n/*".into()),
+            ..Default::default()
+        };
+        for k in [1, 3, 10] {
+            let ranked = |filter: &ChunkFilter| -> Vec<(String, f64)> {
+                store
+                    .lexical_search(query, k, filter)
+                    .unwrap()
+                    .into_iter()
+                    .map(|(row, score)| (row.workspace_path, score))
+                    .collect()
+            };
+            let fast = ranked(&ChunkFilter::default());
+            assert_eq!(fast, ranked(&everything), "k = {k}");
+            assert_eq!(fast.len(), k.min(5));
+            assert!(fast.windows(2).all(|w| w[0].1 >= w[1].1), "{fast:?}");
+        }
+    }
+
+    #[test]
     fn reopening_does_not_reapply_migrations() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("k.sqlite");
