@@ -103,7 +103,7 @@ pub fn pieces(lang: Lang, path: &str, text: &str) -> Result<Vec<Piece>, PluginEr
         .parse(text, None)
         .ok_or_else(|| PluginError::Malformed("the parser gave up".into()))?;
     let root = tree.root_node();
-    if lang == Lang::C && path.ends_with(".h") && looks_like_cpp(text) {
+    if lang == Lang::C && path.ends_with(".h") && looks_like_cpp(&without_comments(root, text)) {
         return Err(PluginError::Malformed(
             "C++ syntax in a .h file read as C".into(),
         ));
@@ -136,6 +136,30 @@ pub fn pieces(lang: Lang, path: &str, text: &str) -> Result<Vec<Piece>, PluginEr
     Ok(all)
 }
 
+/// `text` with the bytes of its comments blanked (line breaks kept), so a
+/// comment mentioning `std::vec` or "using" says nothing about the code.
+fn without_comments(root: Node<'_>, text: &str) -> String {
+    fn blank(node: Node<'_>, bytes: &mut [u8]) {
+        if node.kind() == "comment" {
+            for b in &mut bytes[node.start_byte()..node.end_byte()] {
+                if *b != b'\n' {
+                    *b = b' ';
+                }
+            }
+            return;
+        }
+        let mut cursor = node.walk();
+        for child in node.children(&mut cursor) {
+            blank(child, bytes);
+        }
+    }
+    let mut bytes = text.as_bytes().to_vec();
+    blank(root, &mut bytes);
+    // Only whole multi-byte characters sit inside comments, so blanking
+    // them byte by byte leaves valid UTF-8.
+    String::from_utf8_lossy(&bytes).into_owned()
+}
+
 /// C++-only constructs that the C grammar can misread without an error.
 fn looks_like_cpp(text: &str) -> bool {
     text.lines().any(|l| {
@@ -152,10 +176,16 @@ fn looks_like_cpp(text: &str) -> bool {
 /// A file is refused when more than one line in this many is in error.
 const MAX_ERROR_SHARE: usize = 10;
 
-/// Lines covered by error or missing nodes (each counted once).
+/// Lines in error: those of missing nodes and of the stray tokens inside
+/// error nodes (each counted once). A well-formed subtree inside an error
+/// node — a whole function the parser recovered around a macro it does not
+/// know — is not in error.
 fn error_lines(root: Node<'_>) -> usize {
-    fn walk(node: Node<'_>, lines: &mut std::collections::BTreeSet<usize>) {
-        if node.is_error() || node.is_missing() {
+    fn walk(node: Node<'_>, in_error: bool, lines: &mut std::collections::BTreeSet<usize>) {
+        // Comments are never in error, wherever the parser put them.
+        let stray = node.is_missing()
+            || ((in_error || node.is_error()) && node.child_count() == 0 && !node.is_extra());
+        if stray {
             lines.extend(node.start_position().row..=node.end_position().row);
             return;
         }
@@ -164,11 +194,11 @@ fn error_lines(root: Node<'_>) -> usize {
         }
         let mut cursor = node.walk();
         for child in node.children(&mut cursor) {
-            walk(child, lines);
+            walk(child, node.is_error(), lines);
         }
     }
     let mut lines = std::collections::BTreeSet::new();
-    walk(root, &mut lines);
+    walk(root, false, &mut lines);
     lines.len()
 }
 
@@ -210,7 +240,13 @@ fn collect(
             continue;
         }
         let (start, end) = line_range(node);
-        let role = lang.role(node, src, prefix);
+        // Well-formed items the parser recovered inside an error node are
+        // items of this scope; the error's stray tokens are glue.
+        let role = if node.is_error() {
+            Role::Transparent
+        } else {
+            lang.role(node, src, prefix)
+        };
         let attached_start = match pending {
             Some((ps, pe)) if pe + 1 >= start => ps,
             _ => start,
@@ -503,6 +539,119 @@ def outer(a):
         assert!(pieces(Lang::C, "b.c", "int f( {\n  x y z\n").is_err());
     }
 
+    const C_CONDITIONAL: &str = r#"/* Header. */
+#ifndef RING_H
+#define RING_H
+#if defined (__cplusplus)
+extern "C" {
+#endif
+
+typedef unsigned char BYTE;
+typedef int (*handler)(int code);
+typedef struct { int a; } pair_t;
+
+#if USE_FAST
+static int pick(int x) { return x; }
+#else
+static int pick(int x) { return -x; }
+#endif
+
+#ifdef __cplusplus
+}
+#endif
+#endif
+"#;
+
+    #[test]
+    fn c_items_under_conditional_compilation_and_typedefs_are_listed() {
+        assert_eq!(
+            listing(Lang::C, "ring.h", C_CONDITIONAL),
+            vec![
+                (1, 6, None),
+                (8, 8, s("typedef BYTE")),
+                (9, 9, s("typedef handler")),
+                (10, 10, s("typedef pair_t")),
+                (12, 12, None),
+                (13, 13, s("pick")),
+                (14, 14, None),
+                (15, 15, s("pick")),
+                (16, 21, None),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_file_wrapped_in_an_unbalanced_extern_block_keeps_its_functions() {
+        // `extern "C" {` opened under one `#if` and closed under another:
+        // the grammar wraps the whole file in an error node, yet every
+        // function inside is well formed.
+        let mut text = String::from("#if defined (__cplusplus)\nextern \"C\" {\n#endif\n\n");
+        for i in 0..5 {
+            text.push_str(&format!("int f{i}(int x) {{\n    return x + {i};\n}}\n\n"));
+        }
+        text.push_str("#if defined (__cplusplus)\n}\n#endif\n");
+        let found: Vec<Option<String>> = listing(Lang::C, "w.c", &text)
+            .into_iter()
+            .map(|(_, _, s)| s)
+            .collect();
+        for i in 0..5 {
+            assert!(found.contains(&s(&format!("f{i}"))), "f{i}: {found:?}");
+        }
+    }
+
+    #[test]
+    fn a_header_mentioning_cpp_only_in_comments_is_read_as_c() {
+        let text = "/* Like std::slice::binary_search, using a comparator. */\nint find(int *xs, int n, int x);\nstruct span { int *p; int n; };\n";
+        assert_eq!(
+            listing(Lang::C, "span.h", text),
+            vec![(1, 2, None), (3, 3, s("struct span"))]
+        );
+    }
+
+    const JS_BINDINGS: &str = r#"export const clock = {
+  now() {
+    return 1;
+  },
+  later: function () {
+    return 2;
+  },
+  label: "wall",
+};
+
+const settings = { depth: 3 };
+
+const Shape = class {
+  area() {
+    return 0;
+  }
+};
+
+function outer(list) {
+  const inner = (x) => x * 2;
+  return list.map(inner);
+}
+"#;
+
+    #[test]
+    fn javascript_bound_functions_classes_and_objects_of_methods_are_listed() {
+        assert_eq!(
+            listing(Lang::JavaScript, "lib/time.js", JS_BINDINGS),
+            vec![
+                (1, 1, s("lib/time.clock")),
+                (2, 4, s("lib/time.clock.now")),
+                (5, 7, s("lib/time.clock.later")),
+                (8, 9, s("lib/time.clock")),
+                (11, 11, None),
+                (13, 13, s("lib/time.Shape")),
+                (14, 16, s("lib/time.Shape.area")),
+                (17, 17, s("lib/time.Shape")),
+                (19, 19, s("lib/time.outer")),
+                (20, 20, s("lib/time.outer.inner")),
+                (21, 22, s("lib/time.outer")),
+            ]
+        );
+    }
+
     #[test]
     fn every_non_blank_line_is_in_exactly_one_chunk() {
         for (path, text) in [
@@ -510,6 +659,8 @@ def outer(a):
             ("a.py", PYTHON),
             ("b.rs", NESTED_RUST),
             ("b.py", NESTED_PYTHON),
+            ("ring.h", C_CONDITIONAL),
+            ("lib/time.js", JS_BINDINGS),
         ] {
             let doc = parse(path, text.as_bytes()).unwrap();
             let chunks = chunk(&doc);
@@ -606,7 +757,7 @@ mod language_fixtures {
                 (17, 19, s("widget.Widget.search")),
                 (20, 20, s("widget.Widget")),
                 (22, 24, s("widget.mount")),
-                (26, 26, None),
+                (26, 26, s("widget.helper")),
             ]
         );
         assert_eq!(

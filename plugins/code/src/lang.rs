@@ -196,6 +196,16 @@ impl Lang {
             }
             _ => node,
         };
+        // A JavaScript binding's members live in the value it binds: an
+        // object literal's are its own children, a function's or class's
+        // are in its body.
+        if let Some(value) = js_bound_value(def) {
+            return if value.kind() == "object" {
+                Some(value)
+            } else {
+                value.child_by_field_name("body")
+            };
+        }
         def.child_by_field_name("body").or_else(|| {
             // Kotlin's class and object bodies are plain children.
             let mut cursor = def.walk();
@@ -378,6 +388,11 @@ fn javascript_role(s: &Site<'_, '_>) -> Role {
     let node = s.node;
     match node.kind() {
         "export_statement" => s.role_of("declaration"),
+        "function_declaration" | "generator_function_declaration" | "method_definition"
+            if js_defines_nested(s) =>
+        {
+            s.dotted_container()
+        }
         "function_declaration"
         | "generator_function_declaration"
         | "function_signature"
@@ -388,9 +403,86 @@ fn javascript_role(s: &Site<'_, '_>) -> Role {
         | "abstract_method_signature"
         | "method_signature" => s.dotted_item(),
         "class_declaration" | "abstract_class_declaration" => s.dotted_container(),
+        // `const f = () => …`, `const C = class …`, `const api = { m() {} }`
+        // and `{ key: function () {} }` define what they bind.
+        "lexical_declaration" | "variable_declaration" | "pair" => js_binding_role(s),
         "comment" => Role::Leading,
         _ => Role::Glue,
     }
+}
+
+/// The name and value of a JavaScript binding: the first declarator of a
+/// `const`/`let`/`var`, or an object literal's `key: value` pair.
+fn js_binding(node: Node<'_>) -> Option<(Node<'_>, Node<'_>)> {
+    match node.kind() {
+        "lexical_declaration" | "variable_declaration" => {
+            let mut cursor = node.walk();
+            let declarator = node
+                .named_children(&mut cursor)
+                .find(|c| c.kind() == "variable_declarator")?;
+            let name = declarator.child_by_field_name("name")?;
+            (name.kind() == "identifier")
+                .then_some((name, declarator.child_by_field_name("value")?))
+        }
+        "pair" => Some((
+            node.child_by_field_name("key")?,
+            node.child_by_field_name("value")?,
+        )),
+        _ => None,
+    }
+}
+
+/// The value a JavaScript binding binds, when it defines something.
+fn js_bound_value(node: Node<'_>) -> Option<Node<'_>> {
+    js_binding(node).map(|(_, value)| value)
+}
+
+/// Functions and classes bound to a name are items (containers when they
+/// define more); an object literal with methods is a container of them.
+fn js_binding_role(s: &Site<'_, '_>) -> Role {
+    let Some((name, value)) = js_binding(s.node) else {
+        return Role::Glue;
+    };
+    let Ok(name) = name.utf8_text(s.src) else {
+        return Role::Glue;
+    };
+    let symbol = join_dotted(s.prefix, name.trim_matches(|c| c == '"' || c == '\''));
+    let container = || Role::Container {
+        prefix: symbol.clone(),
+        symbol: symbol.clone(),
+    };
+    let value_site = Site { node: value, ..*s };
+    match value.kind() {
+        "function_expression" | "function" | "arrow_function" | "generator_function" => {
+            if js_defines_nested(&value_site) {
+                container()
+            } else {
+                Role::Item(symbol)
+            }
+        }
+        "class" => container(),
+        "object" if js_has_members(&value_site) => container(),
+        _ => Role::Glue,
+    }
+}
+
+/// Whether a JavaScript object literal defines a method or a function.
+fn js_has_members(s: &Site<'_, '_>) -> bool {
+    let mut cursor = s.node.walk();
+    s.node.named_children(&mut cursor).any(|member| {
+        let site = Site { node: member, ..*s };
+        !matches!(javascript_role(&site), Role::Glue | Role::Leading)
+    })
+}
+
+/// Whether a JavaScript function's body directly defines a function,
+/// class or object of methods.
+fn js_defines_nested(s: &Site<'_, '_>) -> bool {
+    let Some(body) = s.node.child_by_field_name("body") else {
+        return false;
+    };
+    let site = Site { node: body, ..*s };
+    body.kind() == "statement_block" && js_has_members(&site)
 }
 
 /// Java: methods, constructors and types.
@@ -457,6 +549,24 @@ fn c_family_role(s: &Site<'_, '_>) -> Role {
         }
         // `struct s { … };` is a declaration wrapping its specifier.
         "declaration" if node.child_by_field_name("declarator").is_none() => s.role_of("type"),
+        "type_definition" => {
+            declared_name(node, src).map_or(Role::Glue, |n| Role::Item(format!("typedef {n}")))
+        }
+        // Conditional compilation and `extern "C" { … }` hold items of the
+        // enclosing scope (every branch of an `#if` is collected).
+        "preproc_if"
+        | "preproc_ifdef"
+        | "preproc_else"
+        | "preproc_elif"
+        | "preproc_elifdef"
+        | "linkage_specification" => Role::Transparent,
+        "declaration_list"
+            if node
+                .parent()
+                .is_some_and(|p| p.kind() == "linkage_specification") =>
+        {
+            Role::Transparent
+        }
         "comment" => Role::Leading,
         _ => Role::Glue,
     }
@@ -534,6 +644,29 @@ fn first_child_text<'s>(root: Node<'_>, kind: &str, src: &'s [u8]) -> Option<&'s
 
 /// The declared name of a C/C++ function definition (`name`,
 /// `Class::method`, `operator+`), through pointer and reference declarators.
+/// The name a C `typedef` declares: the identifier at the bottom of its
+/// first declarator (`typedef int (*handler)(int);` declares `handler`).
+fn declared_name(node: Node<'_>, src: &[u8]) -> Option<String> {
+    let mut decl = node.child_by_field_name("declarator")?;
+    while let Some(inner) = decl.child_by_field_name("declarator") {
+        decl = inner;
+    }
+    // A parenthesised declarator (`(*handler)`) holds its name one level down.
+    if decl.kind() == "parenthesized_declarator" {
+        let mut cursor = decl.walk();
+        decl = decl.named_children(&mut cursor).next()?;
+        while let Some(inner) = decl.child_by_field_name("declarator") {
+            decl = inner;
+        }
+    }
+    matches!(
+        decl.kind(),
+        "type_identifier" | "identifier" | "primitive_type"
+    )
+    .then(|| decl.utf8_text(src).ok().map(str::to_string))
+    .flatten()
+}
+
 fn function_name(node: Node<'_>, src: &[u8]) -> Option<String> {
     let mut decl = node.child_by_field_name("declarator")?;
     loop {
