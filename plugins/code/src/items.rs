@@ -522,19 +522,24 @@ def outer(a):
         );
     }
 
+    /// Asserts the C file lists functions `f0` … `f{count - 1}` as symbols.
+    fn assert_functions_listed(path: &str, text: &str, count: usize) {
+        let found: Vec<Option<String>> = listing(Lang::C, path, text)
+            .into_iter()
+            .map(|(_, _, s)| s)
+            .collect();
+        for i in 0..count {
+            assert!(found.contains(&s(&format!("f{i}"))), "f{i}: {found:?}");
+        }
+    }
+
     #[test]
     fn a_local_syntax_error_leaves_the_items_around_it() {
         let mut text = String::from("#include <stdio.h>\n\nSTRANGE_MACRO(a, b) c d e;;;\n\n");
         for i in 0..12 {
             text.push_str(&format!("int f{i}(int x) {{\n    return x + {i};\n}}\n\n"));
         }
-        let found: Vec<Option<String>> = listing(Lang::C, "a.c", &text)
-            .into_iter()
-            .map(|(_, _, s)| s)
-            .collect();
-        for i in 0..12 {
-            assert!(found.contains(&s(&format!("f{i}"))), "f{i}: {found:?}");
-        }
+        assert_functions_listed("a.c", &text, 12);
         // Mostly broken: refused, as before.
         assert!(pieces(Lang::C, "b.c", "int f( {\n  x y z\n").is_err());
     }
@@ -590,13 +595,7 @@ static int pick(int x) { return -x; }
             text.push_str(&format!("int f{i}(int x) {{\n    return x + {i};\n}}\n\n"));
         }
         text.push_str("#if defined (__cplusplus)\n}\n#endif\n");
-        let found: Vec<Option<String>> = listing(Lang::C, "w.c", &text)
-            .into_iter()
-            .map(|(_, _, s)| s)
-            .collect();
-        for i in 0..5 {
-            assert!(found.contains(&s(&format!("f{i}"))), "f{i}: {found:?}");
-        }
+        assert_functions_listed("w.c", &text, 5);
     }
 
     #[test]

@@ -199,7 +199,11 @@ impl Lang {
         // A JavaScript binding's members live in the value it binds: an
         // object literal's are its own children, a function's or class's
         // are in its body.
-        if let Some(value) = js_bound_value(def) {
+        let bound = match self {
+            Lang::JavaScript | Lang::TypeScript | Lang::Tsx => js_binding(def),
+            _ => None,
+        };
+        if let Some((_, value)) = bound {
             return if value.kind() == "object" {
                 Some(value)
             } else {
@@ -432,11 +436,6 @@ fn js_binding(node: Node<'_>) -> Option<(Node<'_>, Node<'_>)> {
     }
 }
 
-/// The value a JavaScript binding binds, when it defines something.
-fn js_bound_value(node: Node<'_>) -> Option<Node<'_>> {
-    js_binding(node).map(|(_, value)| value)
-}
-
 /// Functions and classes bound to a name are items (containers when they
 /// define more); an object literal with methods is a container of them.
 fn js_binding_role(s: &Site<'_, '_>) -> Role {
@@ -453,7 +452,7 @@ fn js_binding_role(s: &Site<'_, '_>) -> Role {
     };
     let value_site = Site { node: value, ..*s };
     match value.kind() {
-        "function_expression" | "function" | "arrow_function" | "generator_function" => {
+        "function_expression" | "arrow_function" | "generator_function" => {
             if js_defines_nested(&value_site) {
                 container()
             } else {
@@ -642,22 +641,17 @@ fn first_child_text<'s>(root: Node<'_>, kind: &str, src: &'s [u8]) -> Option<&'s
     found.and_then(|n| n.utf8_text(src).ok())
 }
 
-/// The declared name of a C/C++ function definition (`name`,
-/// `Class::method`, `operator+`), through pointer and reference declarators.
 /// The name a C `typedef` declares: the identifier at the bottom of its
-/// first declarator (`typedef int (*handler)(int);` declares `handler`).
+/// first declarator (`typedef int (*handler)(int);` declares `handler`; a
+/// parenthesised declarator holds its name one level down).
 fn declared_name(node: Node<'_>, src: &[u8]) -> Option<String> {
     let mut decl = node.child_by_field_name("declarator")?;
-    while let Some(inner) = decl.child_by_field_name("declarator") {
-        decl = inner;
-    }
-    // A parenthesised declarator (`(*handler)`) holds its name one level down.
-    if decl.kind() == "parenthesized_declarator" {
-        let mut cursor = decl.walk();
-        decl = decl.named_children(&mut cursor).next()?;
-        while let Some(inner) = decl.child_by_field_name("declarator") {
-            decl = inner;
-        }
+    loop {
+        decl = match decl.child_by_field_name("declarator") {
+            Some(inner) => inner,
+            None if decl.kind() == "parenthesized_declarator" => decl.named_child(0)?,
+            None => break,
+        };
     }
     matches!(
         decl.kind(),
@@ -667,6 +661,8 @@ fn declared_name(node: Node<'_>, src: &[u8]) -> Option<String> {
     .flatten()
 }
 
+/// The declared name of a C/C++ function definition (`name`,
+/// `Class::method`, `operator+`), through pointer and reference declarators.
 fn function_name(node: Node<'_>, src: &[u8]) -> Option<String> {
     let mut decl = node.child_by_field_name("declarator")?;
     loop {
