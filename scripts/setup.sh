@@ -58,12 +58,24 @@ setup_has_npm() {
     npm --version >/dev/null 2>&1 && node -e 'process.exit(0)' >/dev/null 2>&1
 }
 
+# The code-symbol oracle compares with ctags on real Go and C++ trees:
+# Go's standard library sources and GoogleTest's, both Debian packages.
+setup_has_go_sources() {
+    compgen -G '/usr/share/go-*/src/encoding/json/decode.go' >/dev/null ||
+        compgen -G '/usr/lib/go-*/src/encoding/json/decode.go' >/dev/null
+}
+setup_has_googletest_sources() {
+    [ -f /usr/src/googletest/googletest/src/gtest.cc ]
+}
+
 setup_missing=()
 setup_can_protoc || setup_missing+=(protobuf-compiler libprotobuf-dev)
 setup_can_wasm_cc || setup_missing+=(clang-19 wasi-libc)
 setup_has_universal_ctags || setup_missing+=(universal-ctags)
 setup_has_pip || setup_missing+=(python3-pip)
 setup_has_npm || setup_missing+=(nodejs npm)
+setup_has_go_sources || setup_missing+=(golang-src)
+setup_has_googletest_sources || setup_missing+=(googletest)
 
 if [ ${#setup_missing[@]} -gt 0 ]; then
     echo "setup: installing ${setup_missing[*]} (apt)" >&2
@@ -77,6 +89,8 @@ if [ ${#setup_missing[@]} -gt 0 ]; then
     setup_can_protoc || { echo "error: protoc cannot compile a proto importing google/protobuf/empty.proto" >&2; exit 2; }
     setup_can_wasm_cc || { echo "error: clang-19 cannot compile C for wasm32-wasip2 against /usr/include/wasm32-wasi" >&2; exit 2; }
     setup_has_universal_ctags || { echo "error: Universal Ctags is not on PATH as ctags" >&2; exit 2; }
+    setup_has_go_sources || { echo "error: no Go standard library sources under /usr/share/go-*/src" >&2; exit 2; }
+    setup_has_googletest_sources || { echo "error: no GoogleTest sources under /usr/src/googletest" >&2; exit 2; }
 fi
 rm -rf "$setup_probe"
 trap - EXIT

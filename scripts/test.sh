@@ -9,6 +9,10 @@ source scripts/setup.sh
 export KEBAB_EXAMPLE_PLUGINS="$CARGO_TARGET_DIR/example-plugins"
 bash scripts/build-example-plugins.sh "$KEBAB_EXAMPLE_PLUGINS"
 
+# Real Kotlin and Java trees for the code-symbol oracle, pinned by their
+# lock file (peer dependencies such as react-native are not needed).
+(cd tests/oracle-trees && npm ci --ignore-scripts --legacy-peer-deps --no-audit --no-fund >&2)
+
 # The MCP end-to-end tests drive `kebab mcp` with the official MCP Python
 # SDK, a real client: install it when it does not import.
 if ! python3 -c 'import mcp.client.stdio' >/dev/null 2>&1; then

@@ -29,6 +29,7 @@ pub fn parse(path: &str, bytes: &[u8]) -> Result<Document, PluginError> {
     } else {
         let lang = Lang::of_path(path)
             .ok_or_else(|| PluginError::Unsupported(format!("no AST chunker for {path}")))?;
+        let lang = header_lang(lang, path, text)?;
         (
             pieces(lang, path, text)?,
             lang.label(),
@@ -93,21 +94,46 @@ pub fn chunk(doc: &Document) -> Vec<Chunk> {
     out
 }
 
-/// The pieces of a file, in line order, covering every non-blank line.
-pub fn pieces(lang: Lang, path: &str, text: &str) -> Result<Vec<Piece>, PluginError> {
+/// The language of a file whose extension names one: a `.h` header with
+/// C++ constructs outside its comments is C++, any other `.h` is C.
+pub fn header_lang(lang: Lang, path: &str, text: &str) -> Result<Lang, PluginError> {
+    if lang != Lang::C || !path.ends_with(".h") {
+        return Ok(lang);
+    }
+    let tree = syntax_tree(lang, text)?;
+    Ok(
+        if looks_like_cpp(&without_comments(tree.root_node(), text)) {
+            Lang::Cpp
+        } else {
+            Lang::C
+        },
+    )
+}
+
+/// `text` parsed with `lang`'s grammar; C and C++ with the macro uses the
+/// grammars cannot parse blanked (positions unchanged, so the tree's
+/// ranges index `text` itself).
+fn syntax_tree(lang: Lang, text: &str) -> Result<tree_sitter::Tree, PluginError> {
     let mut parser = Parser::new();
     parser
         .set_language(&lang.grammar())
         .map_err(|e| PluginError::Malformed(format!("grammar: {e}")))?;
-    let tree = parser
-        .parse(text, None)
-        .ok_or_else(|| PluginError::Malformed("the parser gave up".into()))?;
+    let blanked;
+    let parsed = if matches!(lang, Lang::C | Lang::Cpp) {
+        blanked = crate::macros::blank_macros(text);
+        blanked.as_str()
+    } else {
+        text
+    };
+    parser
+        .parse(parsed, None)
+        .ok_or_else(|| PluginError::Malformed("the parser gave up".into()))
+}
+
+/// The pieces of a file, in line order, covering every non-blank line.
+pub fn pieces(lang: Lang, path: &str, text: &str) -> Result<Vec<Piece>, PluginError> {
+    let tree = syntax_tree(lang, text)?;
     let root = tree.root_node();
-    if lang == Lang::C && path.ends_with(".h") && looks_like_cpp(&without_comments(root, text)) {
-        return Err(PluginError::Malformed(
-            "C++ syntax in a .h file read as C".into(),
-        ));
-    }
     let lines: Vec<&str> = text.lines().collect();
     // A tree with errors confined to a few lines (a macro the grammar does
     // not know, say) still has trustworthy items around them: the error
@@ -598,9 +624,103 @@ static int pick(int x) { return -x; }
         assert_functions_listed("w.c", &text, 5);
     }
 
+    /// The symbols of a listing, in line order.
+    fn symbols(lang: Lang, path: &str, text: &str) -> Vec<String> {
+        listing(lang, path, text)
+            .into_iter()
+            .filter_map(|(_, _, symbol)| symbol)
+            .collect()
+    }
+
+    #[test]
+    fn go_grouped_type_declarations_declare_each_type() {
+        let text = "package ast\n\ntype (\n\t// A BadExpr is a placeholder.\n\tBadExpr struct {\n\t\tFrom int\n\t}\n\n\tIdent struct{ Name string }\n)\n\ntype Kind int\n\nfunc (x *Ident) Pos() int { return 0 }\n";
+        assert_eq!(
+            listing(Lang::Go, "ast.go", text),
+            vec![
+                (1, 3, None),
+                (4, 7, s("ast.BadExpr")),
+                (9, 9, s("ast.Ident")),
+                (10, 10, None),
+                (12, 12, s("ast.Kind")),
+                (14, 14, s("ast.(*Ident).Pos")),
+            ]
+        );
+    }
+
+    #[test]
+    fn kotlin_companion_objects_and_type_aliases() {
+        let text = "package a.b\n\ntypealias Headers = Map<String, String>\n\nclass Type(val n: Int) {\n  companion object {\n    fun forArray(n: Int) = Type(n)\n  }\n}\n";
+        assert_eq!(
+            symbols(Lang::Kotlin, "Type.kt", text),
+            [
+                "a.b.Headers",
+                "a.b.Type",
+                "a.b.Type.Companion",
+                "a.b.Type.Companion.forArray",
+                "a.b.Type.Companion",
+                "a.b.Type"
+            ]
+        );
+    }
+
+    #[test]
+    fn cpp_names_through_references_casts_specialisations_and_nesting() {
+        let text = r#"namespace testing {
+enum Severity { kInfo, kError };
+using Id = int;
+class GTEST_API_ Result {
+ public:
+  class Iterator {
+    void Advance() override {}
+  };
+  operator bool() const { return ok_; }
+  bool ok_;
+};
+const Part& Result::GetPart(int i) const { return parts_[i]; }
+template <>
+inline float Limits<float>::Max() { return 1; }
+template <typename T>
+class Impl<T, Matcher<T>> {
+  void Describe() {}
+};
+void Mock::Allow(int m)
+    LOCK_EXCLUDED_(mu) {
+}
+}
+"#;
+        let symbols = symbols(Lang::Cpp, "result.cc", text);
+        for expected in [
+            "testing::Severity",
+            "testing::Id",
+            "testing::Result::Iterator::Advance",
+            "testing::Result::operator bool",
+            "testing::Result::GetPart",
+            "testing::Limits::Max",
+            "testing::Impl::Describe",
+            "testing::Mock::Allow",
+        ] {
+            assert!(
+                symbols.iter().any(|s| s == expected),
+                "{expected} not in {symbols:?}"
+            );
+        }
+        assert!(
+            !symbols
+                .iter()
+                .any(|s| s.contains("LOCK") || s.contains("GTEST")),
+            "{symbols:?}"
+        );
+    }
+
     #[test]
     fn a_header_mentioning_cpp_only_in_comments_is_read_as_c() {
         let text = "/* Like std::slice::binary_search, using a comparator. */\nint find(int *xs, int n, int x);\nstruct span { int *p; int n; };\n";
+        assert_eq!(header_lang(Lang::C, "span.h", text).unwrap(), Lang::C);
+        assert_eq!(
+            header_lang(Lang::C, "span.h", &text.replace("/*", "").replace("*/", "")).unwrap(),
+            Lang::Cpp
+        );
         assert_eq!(
             listing(Lang::C, "span.h", text),
             vec![(1, 2, None), (3, 3, s("struct span"))]
@@ -814,13 +934,25 @@ mod language_fixtures {
     }
 
     #[test]
-    fn cpp_in_a_header_is_refused_so_the_text_plugin_takes_it() {
-        let header = b"namespace geo {\nclass Circle {\npublic:\n  double r;\n};\n}\n";
-        assert!(matches!(
-            parse("geo.h", header),
-            Err(PluginError::Malformed(_))
-        ));
-        assert!(parse("ring.h", b"int ring_push(int v);\n").is_ok());
+    fn a_header_with_cpp_is_read_as_cpp() {
+        let header = b"namespace geo {\nclass Circle {\npublic:\n  double area() const { return r * r; }\n  double r;\n};\n}\n";
+        let doc = parse("geo.h", header).unwrap();
+        assert!(doc.metadata.contains(&("code_lang".into(), "cpp".into())));
+        assert!(
+            doc.metadata
+                .contains(&(CHUNKER_KEY.into(), "code-cpp-ast-v1".into()))
+        );
+        let symbols: Vec<_> = doc
+            .blocks
+            .iter()
+            .filter_map(|b| b.heading_path.first().cloned())
+            .collect();
+        assert!(
+            symbols.contains(&"geo::Circle::area".to_string()),
+            "{symbols:?}"
+        );
+        let c = parse("ring.h", b"int ring_push(int v);\n").unwrap();
+        assert!(c.metadata.contains(&("code_lang".into(), "c".into())));
     }
 
     #[test]

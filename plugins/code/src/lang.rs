@@ -190,6 +190,8 @@ impl Lang {
         let def = match node.kind() {
             "decorated_definition" => node.child_by_field_name("definition")?,
             "export_statement" => node.child_by_field_name("declaration")?,
+            // `class Inner { … };` inside a class or namespace.
+            "declaration" | "field_declaration" => node.child_by_field_name("type")?,
             "template_declaration" => {
                 let mut cursor = node.walk();
                 node.named_children(&mut cursor).last()?
@@ -377,6 +379,9 @@ fn go_role(s: &Site<'_, '_>) -> Role {
                 Role::Item(join_dotted(prefix, &format!("{receiver}.{n}")))
             })
         }
+        // `type ( A …; B … )` declares each of its specs.
+        "type_declaration" if has_child(node, "(") => Role::Transparent,
+        "type_spec" | "type_alias" => s.dotted_item(),
         "type_declaration" => node
             .named_child(0)
             .and_then(|spec| spec.child_by_field_name("name"))
@@ -502,6 +507,18 @@ fn kotlin_role(s: &Site<'_, '_>) -> Role {
     match s.node.kind() {
         "function_declaration" => s.dotted_item(),
         "class_declaration" | "object_declaration" => s.dotted_container(),
+        // `companion object { … }` is named `Companion` unless named.
+        "companion_object" => {
+            let name = s.name("name").unwrap_or_else(|| "Companion".into());
+            let symbol = join_dotted(s.prefix, &name);
+            Role::Container {
+                prefix: symbol.clone(),
+                symbol,
+            }
+        }
+        // `typealias Name = …`: the name is the identifier before `=`.
+        "type_alias" => first_child_text(s.node, "identifier", s.src)
+            .map_or(Role::Glue, |n| Role::Item(join_dotted(s.prefix, n))),
         "line_comment" | "block_comment" => Role::Leading,
         _ => Role::Glue,
     }
@@ -524,7 +541,13 @@ fn c_family_role(s: &Site<'_, '_>) -> Role {
             inner.map_or(Role::Glue, |inner| s.lang.role(inner, src, prefix))
         }
         "namespace_definition" | "class_specifier" | "struct_specifier" if s.lang == Lang::Cpp => {
-            match s.name("name") {
+            // A specialisation (`Impl<T, Matcher<U>>`) is named by its template.
+            let name = node.child_by_field_name("name").map(|n| {
+                n.child_by_field_name("name")
+                    .filter(|_| n.kind() == "template_type")
+                    .unwrap_or(n)
+            });
+            match name.and_then(|n| n.utf8_text(src).ok()).map(str::to_string) {
                 Some(n) => {
                     let inner = if prefix.is_empty() {
                         n
@@ -543,14 +566,22 @@ fn c_family_role(s: &Site<'_, '_>) -> Role {
             if node.child_by_field_name("body").is_some() =>
         {
             let keyword = node.kind().trim_end_matches("_specifier");
-            s.name("name")
-                .map_or(Role::Glue, |n| Role::Item(format!("{keyword} {n}")))
+            s.name("name").map_or(Role::Glue, |n| {
+                Role::Item(c_family_symbol(keyword, prefix, &n))
+            })
         }
-        // `struct s { … };` is a declaration wrapping its specifier.
-        "declaration" if node.child_by_field_name("declarator").is_none() => s.role_of("type"),
-        "type_definition" => {
-            declared_name(node, src).map_or(Role::Glue, |n| Role::Item(format!("typedef {n}")))
+        // `struct s { … };` is a declaration wrapping its specifier (a
+        // field declaration inside a class).
+        "declaration" | "field_declaration" if node.child_by_field_name("declarator").is_none() => {
+            s.role_of("type")
         }
+        "type_definition" => declared_name(node, src).map_or(Role::Glue, |n| {
+            Role::Item(c_family_symbol("typedef", prefix, &n))
+        }),
+        // `using Name = …;` at namespace level.
+        "alias_declaration" => s.name("name").map_or(Role::Glue, |n| {
+            Role::Item(c_family_symbol("typedef", prefix, &n))
+        }),
         // Conditional compilation and `extern "C" { … }` hold items of the
         // enclosing scope (every branch of an `#if` is collected).
         "preproc_if"
@@ -568,6 +599,16 @@ fn c_family_role(s: &Site<'_, '_>) -> Role {
         }
         "comment" => Role::Leading,
         _ => Role::Glue,
+    }
+}
+
+/// A C/C++ type's symbol: `keyword name` at file scope (`struct point`,
+/// `typedef BYTE`), `scope::name` inside a namespace or class.
+fn c_family_symbol(keyword: &str, prefix: &str, name: &str) -> String {
+    if prefix.is_empty() {
+        format!("{keyword} {name}")
+    } else {
+        format!("{prefix}::{name}")
     }
 }
 
@@ -634,6 +675,12 @@ fn join_dotted(prefix: &str, name: &str) -> String {
     }
 }
 
+/// Whether `node` has a direct child (named or not) of `kind`.
+fn has_child(node: Node<'_>, kind: &str) -> bool {
+    let mut cursor = node.walk();
+    node.children(&mut cursor).any(|c| c.kind() == kind)
+}
+
 /// Text of the first direct child of `root` of `kind`.
 fn first_child_text<'s>(root: Node<'_>, kind: &str, src: &'s [u8]) -> Option<&'s str> {
     let mut cursor = root.walk();
@@ -646,12 +693,8 @@ fn first_child_text<'s>(root: Node<'_>, kind: &str, src: &'s [u8]) -> Option<&'s
 /// parenthesised declarator holds its name one level down).
 fn declared_name(node: Node<'_>, src: &[u8]) -> Option<String> {
     let mut decl = node.child_by_field_name("declarator")?;
-    loop {
-        decl = match decl.child_by_field_name("declarator") {
-            Some(inner) => inner,
-            None if decl.kind() == "parenthesized_declarator" => decl.named_child(0)?,
-            None => break,
-        };
+    while let Some(inner) = inner_declarator(decl) {
+        decl = inner;
     }
     matches!(
         decl.kind(),
@@ -662,16 +705,62 @@ fn declared_name(node: Node<'_>, src: &[u8]) -> Option<String> {
 }
 
 /// The declared name of a C/C++ function definition (`name`,
-/// `Class::method`, `operator+`), through pointer and reference declarators.
+/// `Class::method`, `operator+`, `operator bool`), through pointer and
+/// reference declarators.
 fn function_name(node: Node<'_>, src: &[u8]) -> Option<String> {
     let mut decl = node.child_by_field_name("declarator")?;
     loop {
         match decl.kind() {
+            "operator_cast" => {
+                let target = decl.child_by_field_name("type")?.utf8_text(src).ok()?;
+                return Some(format!("operator {target}"));
+            }
             "function_declarator" => {
                 let inner = decl.child_by_field_name("declarator")?;
-                return inner.utf8_text(src).ok().map(str::to_string);
+                return Some(without_template_arguments(inner, src));
             }
-            _ => decl = decl.child_by_field_name("declarator")?,
+            _ => decl = inner_declarator(decl)?,
         }
     }
+}
+
+/// The text of a (qualified) name with the argument lists of its template
+/// scopes left out: `FloatingPoint<float>::Max` is `FloatingPoint::Max`.
+fn without_template_arguments(name: Node<'_>, src: &[u8]) -> String {
+    fn strip(node: Node<'_>, cut: &mut Vec<(usize, usize)>) {
+        if node.kind() == "template_argument_list"
+            && node.parent().is_some_and(|p| p.kind() == "template_type")
+        {
+            cut.push((node.start_byte(), node.end_byte()));
+            return;
+        }
+        let mut cursor = node.walk();
+        for child in node.children(&mut cursor) {
+            strip(child, cut);
+        }
+    }
+    let mut cut = Vec::new();
+    strip(name, &mut cut);
+    let mut text = Vec::new();
+    let mut at = name.start_byte();
+    for (start, end) in cut {
+        text.extend_from_slice(&src[at..start]);
+        at = end;
+    }
+    text.extend_from_slice(&src[at..name.end_byte()]);
+    String::from_utf8_lossy(&text).into_owned()
+}
+
+/// The declarator one level down: the `declarator` field of a pointer or
+/// function declarator, the only named child of a reference (`&f()`) or
+/// parenthesised (`(*f)`) one, which have no such field.
+fn inner_declarator(decl: Node<'_>) -> Option<Node<'_>> {
+    decl.child_by_field_name("declarator").or_else(|| {
+        matches!(
+            decl.kind(),
+            "reference_declarator" | "parenthesized_declarator"
+        )
+        .then(|| decl.named_child(0))
+        .flatten()
+    })
 }

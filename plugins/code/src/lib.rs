@@ -10,6 +10,7 @@
 
 pub mod items;
 pub mod lang;
+pub mod macros;
 pub mod tier2;
 
 use kebab_plugin_sdk::{Chunk, ChunkPolicy, Document, Guest, PluginError, PluginInfo};
