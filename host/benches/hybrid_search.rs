@@ -112,7 +112,7 @@ fn load_embedder(dir: &Path) -> Embedder {
         .expect("model assets (run scripts/fetch-assets.sh)")
         .expect("model configured");
     let runtimes = kebab::embed::runtime::candidates(config.runtime.as_deref(), dir, dir);
-    Embedder::load(spec, &runtimes).expect("load model")
+    Embedder::load(spec, &runtimes, kebab::embed::Workload::Many).expect("load model")
 }
 
 fn percentile(sorted: &[f64], p: f64) -> f64 {

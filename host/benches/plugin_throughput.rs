@@ -147,6 +147,7 @@ fn main() {
         native_call.as_secs_f64() * 1e6
     );
 
+    where_wasm_time_goes(&runtime, &md, &tp, &limits, policy);
     code_throughput(&runtime, &limits, policy);
 
     // Whole pipeline: walk + WASM + validation + SQLite, as `kebab ingest`.
@@ -199,6 +200,78 @@ fn main() {
 }
 
 /// A deterministic Rust or Python source file of a few KB.
+/// Time per file of `run` over `reps` calls, in µs.
+fn micros_per_call(reps: usize, mut run: impl FnMut()) -> f64 {
+    run();
+    let start = Instant::now();
+    for _ in 0..reps {
+        run();
+    }
+    start.elapsed().as_secs_f64() * 1e6 / reps as f64
+}
+
+/// Where the WASM markdown time goes: the same documents at 1× and 8× the
+/// size of a note, natively and through the sandbox, split into a fixed
+/// cost per file (instantiation, calls) and a cost per KB (the parser's
+/// code, the copies of the text and the returned blocks/chunks across the
+/// boundary); the text plugin on the same documents bounds the boundary
+/// share (it does almost no work per byte).
+fn where_wasm_time_goes(
+    runtime: &Runtime,
+    md: &kebab::plugin::runtime::LoadedPlugin,
+    tp: &kebab::plugin::runtime::LoadedPlugin,
+    limits: &Limits,
+    policy: ChunkPolicy,
+) {
+    let native_policy = kebab_plugin_sdk::ChunkPolicy {
+        target_tokens: policy.target_tokens,
+        overlap_tokens: policy.overlap_tokens,
+    };
+    let mut rows = Vec::new();
+    for copies in [1usize, 8] {
+        let doc: String = (0..copies).map(note).collect();
+        let kb = doc.len() as f64 / 1024.0;
+        let reps = 400 / copies;
+        let native = micros_per_call(reps, || {
+            let d = kebab_plugin_markdown::parser::parse(doc.as_bytes()).expect("native");
+            std::hint::black_box(kebab_plugin_markdown::chunker::chunk(&d, &native_policy));
+        });
+        let wasm = |plugin: &kebab::plugin::runtime::LoadedPlugin, path: &str| {
+            micros_per_call(reps, || {
+                let out = runtime
+                    .parse_and_chunk(
+                        plugin,
+                        limits,
+                        &Default::default(),
+                        path,
+                        doc.as_bytes(),
+                        policy,
+                    )
+                    .expect("wasm");
+                std::hint::black_box(out);
+            })
+        };
+        let md_us = wasm(md, "n.md");
+        let text_us = wasm(tp, "n.txt");
+        println!(
+            "{copies} note(s), {kb:.1} KB: native markdown {native:.0} µs · WASM markdown {md_us:.0} µs · WASM text {text_us:.0} µs"
+        );
+        rows.push((kb, native, md_us, text_us));
+    }
+    let (small, large) = (rows[0], rows[1]);
+    let slope = |a: f64, b: f64| (b - a) / (large.0 - small.0);
+    let fixed = |a: f64, b: f64| a - slope(a, b) * small.0;
+    println!(
+        "per KB: native {:.1} µs · WASM markdown {:.1} µs · WASM text {:.1} µs; fixed per file: native {:.0} µs · WASM markdown {:.0} µs · WASM text {:.0} µs",
+        slope(small.1, large.1),
+        slope(small.2, large.2),
+        slope(small.3, large.3),
+        fixed(small.1, large.1),
+        fixed(small.2, large.2),
+        fixed(small.3, large.3),
+    );
+}
+
 fn source(i: usize) -> (String, String) {
     if i.is_multiple_of(2) {
         let mut s = format!("//! Module {i}.\nuse std::collections::HashMap;\n\n");

@@ -152,15 +152,15 @@ impl App {
         }
     }
 
-    /// The configured embedding model, loaded (`Ok(None)` when no model is
-    /// configured).
-    pub fn embedder(&self) -> Result<Option<Embedder>, EmbedError> {
+    /// The configured embedding model, loaded for `workload` (`Ok(None)`
+    /// when no model is configured).
+    pub fn embedder(&self, workload: embed::Workload) -> Result<Option<Embedder>, EmbedError> {
         let config = &self.config.models.embedding;
         let Some(spec) = ModelSpec::resolve(config, &self.paths.data_dir, &self.paths.cache_dir)?
         else {
             return Ok(None);
         };
-        Embedder::load(spec, &self.runtime_candidates()).map(Some)
+        Embedder::load(spec, &self.runtime_candidates(), workload).map(Some)
     }
 
     /// Where ONNX Runtime is looked for (`[models.embedding] runtime`

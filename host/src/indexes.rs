@@ -2,7 +2,7 @@
 //! loaded for one command, with why any of them is off.
 
 use crate::app::App;
-use crate::embed::Embedder;
+use crate::embed::{Embedder, Workload};
 use crate::korean::KoreanAnalyzer;
 use crate::search::VectorChannel;
 use crate::vector::VectorStore;
@@ -34,7 +34,7 @@ impl Indexes {
             Err(why) => out.warnings.push(why),
         }
         if let Some(vector_dir) = vector_dir {
-            match load_vectors(app, vector_dir) {
+            match load_vectors(app, vector_dir, Workload::Many) {
                 Ok(v) => out.vectors = v,
                 Err(why) => out.warnings.push(why),
             }
@@ -58,14 +58,15 @@ pub fn load_korean(app: &App) -> Result<Option<KoreanAnalyzer>, String> {
         .map_err(|e| format!("Korean analysis off: {e} (hint: `kebab models import-ko-dic <dir>`)"))
 }
 
-/// The configured embedding model and its table in `vector_dir`
-/// (`Ok(None)` when no model is configured); why vector search is off,
-/// with a hint, when either does not load.
+/// The configured embedding model (prepared for `workload`) and its table
+/// in `vector_dir` (`Ok(None)` when no model is configured); why vector
+/// search is off, with a hint, when either does not load.
 pub fn load_vectors(
     app: &App,
     vector_dir: &std::path::Path,
+    workload: Workload,
 ) -> Result<Option<(Embedder, VectorStore)>, String> {
-    let embedder = match app.embedder() {
+    let embedder = match app.embedder(workload) {
         Ok(Some(embedder)) => embedder,
         Ok(None) => return Ok(None),
         Err(e) => return Err(format!("vector index off: {e} (hint: {})", e.hint())),

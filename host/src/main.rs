@@ -382,6 +382,7 @@ fn dispatch(
             if bulk {
                 return search_bulk(&session, json);
             }
+            let session = session.for_one_query();
             let input = SearchInput {
                 query: query.unwrap_or_default(),
                 k,
@@ -413,7 +414,7 @@ fn dispatch(
                 k,
                 explain,
             };
-            ask(&Session::new(config, paths), &input, json)
+            ask(&Session::new(config, paths).for_one_query(), &input, json)
         }
         Command::Doctor => doctor(&Session::new(config, paths), config_error, json),
         Command::Plugin { what } => kebab_plugin_cmd(&Session::new(config, paths), what, json),

@@ -106,7 +106,12 @@ impl Reranker {
         }
         let library = crate::embed::runtime::locate(runtime_candidates)?;
         Ok(Reranker {
-            model: OnnxModel::load(&dir, config.max_length, &library)?,
+            model: OnnxModel::load(
+                &dir,
+                config.max_length,
+                &library,
+                crate::embed::Workload::Many,
+            )?,
             top_n: config.top_n.max(1),
             batch_size: config.batch_size.max(1),
         })

@@ -256,7 +256,8 @@ fn search_index_checks(app: &App) -> Vec<(&'static str, CheckResult)> {
 /// The embedding model: loaded, answering a probe query with vectors of
 /// the configured length, and its vector table's size.
 fn embedding_check(app: &App) -> CheckResult {
-    let embedder = match app.embedder() {
+    // One probe query: no graph optimisation needed.
+    let embedder = match app.embedder(crate::embed::Workload::One) {
         Ok(Some(e)) => e,
         Ok(None) => {
             return Ok("off ([models.embedding] model is empty): lexical search only".into());

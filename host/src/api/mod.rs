@@ -28,7 +28,7 @@ pub use error::ApiError;
 
 use crate::app::{App, Paths};
 use crate::config::Config;
-use crate::embed::Embedder;
+use crate::embed::{Embedder, Workload};
 use crate::fetch::FetchResult;
 use crate::korean::KoreanAnalyzer;
 use crate::rerank::Reranker;
@@ -53,6 +53,8 @@ pub struct Session {
     /// The index's `data_version` when the vector table last moved to its
     /// latest version (with `keep_fresh`).
     vectors_seen: Cell<Option<i64>>,
+    /// How the embedding model is prepared (see [`Session::for_one_query`]).
+    workload: Workload,
 }
 
 /// Which part of a document `fetch` returns, with its parameters.
@@ -152,7 +154,16 @@ impl Session {
             reranker: OnceCell::new(),
             keep_fresh: false,
             vectors_seen: Cell::new(None),
+            workload: Workload::Many,
         }
+    }
+
+    /// This session answers one query and ends (`kebab search`, `kebab
+    /// ask`): the embedding model is loaded without graph optimisation,
+    /// which would cost more at load than it saves on one query.
+    pub fn for_one_query(mut self) -> Session {
+        self.workload = Workload::One;
+        self
     }
 
     /// Make every search first pick up vectors written by other processes
@@ -215,7 +226,9 @@ impl Session {
         let app = self.app().map_err(|e| e.to_string())?;
         let loaded = self
             .vectors
-            .get_or_init(|| crate::indexes::load_vectors(app, &app.paths.vector_dir()))
+            .get_or_init(|| {
+                crate::indexes::load_vectors(app, &app.paths.vector_dir(), self.workload)
+            })
             .as_ref()
             .map_err(Clone::clone)?;
         let Some((embedder, table)) = loaded else {

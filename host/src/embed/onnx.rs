@@ -7,10 +7,11 @@ use std::path::Path;
 use std::sync::Mutex;
 
 use ort::session::Session;
+use ort::session::builder::GraphOptimizationLevel;
 use ort::value::Tensor;
 use tokenizers::{Encoding, Tokenizer, TruncationParams};
 
-use super::EmbedError;
+use super::{EmbedError, Workload};
 
 /// A loaded model directory (`model.onnx` + `tokenizer.json`).
 pub struct OnnxModel {
@@ -31,8 +32,14 @@ pub struct Output {
 
 impl OnnxModel {
     /// Load ONNX Runtime from `library`, then the tokenizer (truncating to
-    /// `max_length` tokens, no padding) and the model in `dir`.
-    pub fn load(dir: &Path, max_length: usize, library: &Path) -> Result<OnnxModel, EmbedError> {
+    /// `max_length` tokens, no padding) and the model in `dir`, its graph
+    /// optimised only for [`Workload::Many`].
+    pub fn load(
+        dir: &Path,
+        max_length: usize,
+        library: &Path,
+        workload: Workload,
+    ) -> Result<OnnxModel, EmbedError> {
         let runtime = super::runtime::init(library)?;
         let load_err = |path: &Path, message: String| EmbedError::Load {
             path: path.to_path_buf(),
@@ -50,7 +57,13 @@ impl OnnxModel {
             .map_err(|e| load_err(&tokenizer_path, e.to_string()))?;
         let model_path = dir.join("model.onnx");
         let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let optimisation = match workload {
+            Workload::Many => GraphOptimizationLevel::All,
+            Workload::One => GraphOptimizationLevel::Disable,
+        };
         let session = Session::builder(&runtime.environment)
+            .map_err(|e| load_err(&model_path, e.to_string()))?
+            .with_optimization_level(optimisation)
             .map_err(|e| load_err(&model_path, e.to_string()))?
             .with_intra_threads(threads)
             .map_err(|e| load_err(&model_path, e.to_string()))?
