@@ -67,6 +67,31 @@ fn call(tool: &str, arguments: Value) -> Value {
 }
 
 /// A successful result's structured content, checked against its text.
+/// `a` and `b` equal, numbers up to a relative 1e-5 (floating-point
+/// noise between two ways of running the same model), everything else
+/// exactly.
+fn assert_same_results(a: &Value, b: &Value) {
+    fn same(a: &Value, b: &Value) -> bool {
+        match (a, b) {
+            (Value::Number(x), Value::Number(y)) => {
+                let (x, y) = (
+                    x.as_f64().unwrap_or(f64::NAN),
+                    y.as_f64().unwrap_or(f64::NAN),
+                );
+                (x - y).abs() <= 1e-5 * x.abs().max(1.0)
+            }
+            (Value::Array(x), Value::Array(y)) => {
+                x.len() == y.len() && x.iter().zip(y).all(|(x, y)| same(x, y))
+            }
+            (Value::Object(x), Value::Object(y)) => {
+                x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| same(v, w)))
+            }
+            _ => a == b,
+        }
+    }
+    assert!(same(a, b), "results differ:\n{a:#}\n{b:#}");
+}
+
 fn ok(result: &Value) -> &Value {
     assert_eq!(result["is_error"], false, "{result:#}");
     let text: Value = serde_json::from_str(result["text"].as_str().unwrap()).unwrap();
@@ -197,10 +222,12 @@ fn every_tool_returns_what_the_cli_prints() {
     );
 
     let res = &r["results"];
-    assert_eq!(ok(&res[0]), &hybrid);
+    // The CLI's one-query process runs the model without graph
+    // optimisation, the server with it: vector scores agree to ~1e-7.
+    assert_same_results(ok(&res[0]), &hybrid);
     assert_eq!(ok(&res[0])["mode"], "hybrid");
-    assert_eq!(ok(&res[1]), &lexical);
-    assert_eq!(ok(&res[2]), &filtered);
+    assert_same_results(ok(&res[1]), &lexical);
+    assert_same_results(ok(&res[2]), &filtered);
     assert_eq!(ok(&res[3]), &chunk);
     assert_eq!(ok(&res[4]), &doc);
     assert_eq!(ok(&res[5]), &span);
@@ -216,10 +243,10 @@ fn every_tool_returns_what_the_cli_prints() {
         (bulk["succeeded"].as_u64(), bulk["failed"].as_u64()),
         (Some(2), Some(1))
     );
-    assert_eq!(bulk["items"][0]["response"], hybrid);
+    assert_same_results(&bulk["items"][0]["response"], &hybrid);
     assert_eq!(bulk["items"][1]["error"]["code"], "invalid_input");
     assert_eq!(bulk["items"][1]["error"]["details"]["field"], "mode");
-    assert_eq!(bulk["items"][2]["response"], lexical);
+    assert_same_results(&bulk["items"][2]["response"], &lexical);
 
     assert_eq!(error_code(&res[11]), "invalid_input");
     assert_eq!(res[11]["structured"]["details"]["field"], "chunk_id");
