@@ -29,12 +29,8 @@ pub fn parse(path: &str, bytes: &[u8]) -> Result<Document, PluginError> {
     } else {
         let lang = Lang::of_path(path)
             .ok_or_else(|| PluginError::Unsupported(format!("no AST chunker for {path}")))?;
-        let lang = header_lang(lang, path, text)?;
-        (
-            pieces(lang, path, text)?,
-            lang.label(),
-            lang.chunker_version(),
-        )
+        let (lang, pieces) = pieces(lang, path, text)?;
+        (pieces, lang.label(), lang.chunker_version())
     };
     let lines = LineIndex::new(text);
     let blocks = pieces
@@ -94,20 +90,23 @@ pub fn chunk(doc: &Document) -> Vec<Chunk> {
     out
 }
 
-/// The language of a file whose extension names one: a `.h` header with
-/// C++ constructs outside its comments is C++, any other `.h` is C.
-pub fn header_lang(lang: Lang, path: &str, text: &str) -> Result<Lang, PluginError> {
-    if lang != Lang::C || !path.ends_with(".h") {
-        return Ok(lang);
-    }
+/// The language a file is read as, and its syntax tree: the one its
+/// extension names, except that a `.h` header with C++ constructs outside
+/// its comments is C++ (parsed again with that grammar; the C parse that
+/// found out serves every other `.h`).
+pub fn source_tree(
+    lang: Lang,
+    path: &str,
+    text: &str,
+) -> Result<(Lang, tree_sitter::Tree), PluginError> {
     let tree = syntax_tree(lang, text)?;
-    Ok(
-        if looks_like_cpp(&without_comments(tree.root_node(), text)) {
-            Lang::Cpp
-        } else {
-            Lang::C
-        },
-    )
+    if lang == Lang::C
+        && path.ends_with(".h")
+        && looks_like_cpp(&without_comments(tree.root_node(), text))
+    {
+        return Ok((Lang::Cpp, syntax_tree(Lang::Cpp, text)?));
+    }
+    Ok((lang, tree))
 }
 
 /// `text` parsed with `lang`'s grammar; C and C++ with the macro uses the
@@ -130,9 +129,10 @@ fn syntax_tree(lang: Lang, text: &str) -> Result<tree_sitter::Tree, PluginError>
         .ok_or_else(|| PluginError::Malformed("the parser gave up".into()))
 }
 
-/// The pieces of a file, in line order, covering every non-blank line.
-pub fn pieces(lang: Lang, path: &str, text: &str) -> Result<Vec<Piece>, PluginError> {
-    let tree = syntax_tree(lang, text)?;
+/// The language a file is read as (see [`source_tree`]) and its pieces,
+/// in line order, covering every non-blank line.
+pub fn pieces(lang: Lang, path: &str, text: &str) -> Result<(Lang, Vec<Piece>), PluginError> {
+    let (lang, tree) = source_tree(lang, path, text)?;
     let root = tree.root_node();
     let lines: Vec<&str> = text.lines().collect();
     // A tree with errors confined to a few lines (a macro the grammar does
@@ -159,7 +159,7 @@ pub fn pieces(lang: Lang, path: &str, text: &str) -> Result<Vec<Piece>, PluginEr
     let mut all = items.clone();
     all.extend(uncovered(1, lines.len() as u32, &items, &lines, None));
     all.sort_by_key(|p| p.start);
-    Ok(all)
+    Ok((lang, all))
 }
 
 /// `text` with the bytes of its comments blanked (line breaks kept), so a
@@ -358,6 +358,7 @@ mod tests {
     fn listing(lang: Lang, path: &str, text: &str) -> Vec<(u32, u32, Option<String>)> {
         pieces(lang, path, text)
             .unwrap()
+            .1
             .into_iter()
             .map(|p| (p.start, p.end, p.symbol))
             .collect()
@@ -716,9 +717,11 @@ void Mock::Allow(int m)
     #[test]
     fn a_header_mentioning_cpp_only_in_comments_is_read_as_c() {
         let text = "/* Like std::slice::binary_search, using a comparator. */\nint find(int *xs, int n, int x);\nstruct span { int *p; int n; };\n";
-        assert_eq!(header_lang(Lang::C, "span.h", text).unwrap(), Lang::C);
+        assert_eq!(source_tree(Lang::C, "span.h", text).unwrap().0, Lang::C);
         assert_eq!(
-            header_lang(Lang::C, "span.h", &text.replace("/*", "").replace("*/", "")).unwrap(),
+            source_tree(Lang::C, "span.h", &text.replace("/*", "").replace("*/", ""))
+                .unwrap()
+                .0,
             Lang::Cpp
         );
         assert_eq!(
@@ -840,6 +843,7 @@ mod language_fixtures {
         let lang = Lang::of_path(path).unwrap();
         pieces(lang, path, &text)
             .unwrap()
+            .1
             .into_iter()
             .map(|p| (p.start, p.end, p.symbol))
             .collect()
