@@ -199,7 +199,6 @@ fn main() {
     );
 }
 
-/// A deterministic Rust or Python source file of a few KB.
 /// Time per file of `run` over `reps` calls, in µs.
 fn micros_per_call(reps: usize, mut run: impl FnMut()) -> f64 {
     run();
@@ -272,6 +271,7 @@ fn where_wasm_time_goes(
     );
 }
 
+/// A deterministic Rust or Python source file of a few KB.
 fn source(i: usize) -> (String, String) {
     if i.is_multiple_of(2) {
         let mut s = format!("//! Module {i}.\nuse std::collections::HashMap;\n\n");

@@ -313,12 +313,22 @@ fn comparable(oracle: &Oracle, qualified: &str) -> String {
     }
 }
 
-/// Whether the head of a file carries a generated-code marker (the rule
-/// kebab's ingest applies: such files are skipped, and counted).
-fn generated(path: &Path) -> bool {
-    let bytes = std::fs::read(path).unwrap_or_default();
-    let head = String::from_utf8_lossy(&bytes[..bytes.len().min(1024)]);
-    head.contains("@generated") || head.contains("DO NOT EDIT")
+/// Every tag Universal Ctags writes for the compared languages under
+/// `root` (one run: symbols and Java/Kotlin packages alike).
+fn ctags_tags(root: &Path) -> Vec<serde_json::Value> {
+    let languages: Vec<_> = ORACLES.iter().map(|o| o.language).collect();
+    let out = Command::new("ctags")
+        .args(["-R", "--output-format=json", "--fields=+nKZ"])
+        .arg(format!("--languages={}", languages.join(",")))
+        .args(["-f", "-", "."])
+        .current_dir(root)
+        .output()
+        .expect("universal-ctags (apt package universal-ctags) must be installed");
+    assert!(out.status.success());
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect()
 }
 
 /// Functions, types and methods Universal Ctags finds under `root`, nested
@@ -339,19 +349,15 @@ fn generated(path: &Path) -> bool {
 /// 5.9's Kotlin parser loses class scopes after a primary constructor or
 /// generic parameter list (the methods of `class View<T : Props>(…)` come
 /// out at package level) and files extension functions by package.
-fn ctags_symbols(root: &Path) -> BTreeSet<(String, String)> {
-    let languages: Vec<_> = ORACLES.iter().map(|o| o.language).collect();
-    let out = Command::new("ctags")
-        .args(["-R", "--output-format=json", "--fields=+nKZ"])
-        .arg(format!("--languages={}", languages.join(",")))
-        .args(["-f", "-", "."])
-        .current_dir(root)
-        .output()
-        .expect("universal-ctags (apt package universal-ctags) must be installed");
-    assert!(out.status.success());
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+fn ctags_symbols(root: &Path, tags: &[serde_json::Value]) -> BTreeSet<(String, String)> {
+    // Ingest's own rule, read once per file.
+    let mut generated = std::collections::HashMap::new();
+    let mut is_generated = |path: &str| {
+        *generated.entry(path.to_string()).or_insert_with(|| {
+            kebab::ingest::has_generated_marker(&std::fs::read(root.join(path)).unwrap_or_default())
+        })
+    };
+    tags.iter()
         .filter_map(|t| {
             let path = t["path"].as_str()?.trim_start_matches("./").to_string();
             let oracle = oracle_of(&path)?;
@@ -378,7 +384,7 @@ fn ctags_symbols(root: &Path) -> BTreeSet<(String, String)> {
                 || scope.is_some_and(invented)
                 || object_literal
                 || member_alias
-                || generated(&root.join(&path))
+                || is_generated(&path)
             {
                 return None;
             }
@@ -393,16 +399,9 @@ fn ctags_symbols(root: &Path) -> BTreeSet<(String, String)> {
 
 /// The package each Java and Kotlin file declares, as ctags reads it:
 /// kebab qualifies their symbols with it, ctags does not.
-fn ctags_packages(root: &Path) -> std::collections::BTreeMap<String, String> {
-    let out = Command::new("ctags")
-        .args(["-R", "--output-format=json", "--languages=Java,Kotlin"])
-        .args(["--kinds-Java=p", "--kinds-Kotlin=p", "-f", "-", "."])
-        .current_dir(root)
-        .output()
-        .expect("universal-ctags");
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+fn ctags_packages(tags: &[serde_json::Value]) -> std::collections::BTreeMap<String, String> {
+    tags.iter()
+        .filter(|t| t["kind"] == "package")
         .filter_map(|t| {
             let path = t["path"].as_str()?.trim_start_matches("./").to_string();
             Some((path, t["name"].as_str()?.to_string()))
@@ -596,8 +595,9 @@ fn real_source_trees_agree_with_universal_ctags() {
     }
     let report = kb.ingest(&root);
     assert_eq!(report["errors"], 0, "{report:#}");
-    let oracle = ctags_symbols(&root);
-    let found = kebab_symbols(&kb, &ctags_packages(&root));
+    let tags = ctags_tags(&root);
+    let oracle = ctags_symbols(&root, &tags);
+    let found = kebab_symbols(&kb, &ctags_packages(&tags));
     for language in ORACLES {
         let expected: BTreeSet<_> = oracle
             .iter()
@@ -648,24 +648,37 @@ fn go_sources() -> PathBuf {
 /// scripts/test.sh): Cordova's Android framework (Java) and Expo's
 /// Android module core (Kotlin).
 fn oracle_trees() -> PathBuf {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/oracle-trees/node_modules");
-    assert!(
-        dir.join("expo-modules-core/android/src").is_dir()
-            && dir.join("cordova-android/framework/src").is_dir(),
-        "{} missing: run scripts/test.sh (it installs tests/oracle-trees)",
-        dir.display()
-    );
-    dir
+    node_modules(
+        "tests/oracle-trees",
+        &[
+            "expo-modules-core/android/src",
+            "cordova-android/framework/src",
+        ],
+        "it installs tests/oracle-trees",
+    )
 }
 
 /// The npm packages the JavaScript example plugin's build installed
 /// (`sdk/examples/ipynb-js/node_modules`, pinned by its lock file; built
 /// by scripts/test.sh).
 fn npm_packages() -> PathBuf {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../sdk/examples/ipynb-js/node_modules");
+    node_modules(
+        "sdk/examples/ipynb-js",
+        &["@bytecodealliance/jco/src"],
+        "it builds the JavaScript example",
+    )
+}
+
+/// `<project>/node_modules` of a folder of the repository, which must hold
+/// the `packages` folders scripts/test.sh installed (`why` says how).
+fn node_modules(project: &str, packages: &[&str], why: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("..")
+        .join(project)
+        .join("node_modules");
     assert!(
-        dir.join("@bytecodealliance/jco/src").is_dir(),
-        "{} missing: run scripts/test.sh (it builds the JavaScript example)",
+        packages.iter().all(|p| dir.join(p).is_dir()),
+        "{} missing: run scripts/test.sh ({why})",
         dir.display()
     );
     dir
