@@ -33,7 +33,10 @@ use std::time::Duration;
 
 use semver::Version;
 use wasmtime::component::{Component, HasSelf, Linker, ResourceTable, types::ComponentItem};
-use wasmtime::{Config, Engine, ResourceLimiter, Store, Trap, UpdateDeadline};
+use wasmtime::{
+    Config, Enabled, Engine, InstanceAllocationStrategy, PoolingAllocationConfig, ResourceLimiter,
+    Store, Trap, UpdateDeadline,
+};
 use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
 use wasmtime_wasi::{WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
 
@@ -55,6 +58,21 @@ const MAX_LOG_LINE: usize = 500;
 const MAX_ERROR_MESSAGE: usize = 500;
 /// Bytes of guest stderr kept (panic messages).
 const STDERR_CAPACITY: usize = 16 * 1024;
+/// Plugin instances alive at once in one engine's pool: ingest runs at
+/// most 64 workers, each with one instance.
+const POOL_INSTANCES: u32 = 128;
+/// Core instances and tables one plugin instance may use (a Rust plugin
+/// has one or two, the CPython `org` component 16 core instances and 4
+/// tables).
+const POOL_PER_INSTANCE: u32 = 24;
+/// Elements per pooled table (wasmtime's default, 20 000, is tight for
+/// large runtimes compiled to wasm).
+const POOL_TABLE_ELEMENTS: usize = 100_000;
+/// Largest per-instance metadata the pool holds (wasmtime's default is 1 MiB).
+const POOL_INSTANCE_METADATA: usize = 8 << 20;
+/// Bytes of each pooled memory and table kept resident between instances
+/// when only touched pages need resetting.
+const KEEP_RESIDENT: usize = 4 << 20;
 /// Export name prefix every parser plugin must have.
 const PARSER_EXPORT: &str = "kebab:plugin/parser@";
 
@@ -410,9 +428,7 @@ impl Runtime {
         cache_dir: Option<PathBuf>,
         cancel: &'static AtomicBool,
     ) -> Result<Runtime, LoadError> {
-        let mut config = Config::new();
-        config.wasm_component_model(true).epoch_interruption(true);
-        let engine = Engine::new(&config).map_err(|e| LoadError::Engine(e.to_string()))?;
+        let engine = new_engine()?;
         let mut linker = Linker::new(&engine);
         wasmtime_wasi::p2::add_to_linker_async(&mut linker)
             .map_err(|e| LoadError::Engine(e.to_string()))?;
@@ -576,6 +592,44 @@ impl Runtime {
         }
         Ok(version)
     }
+}
+
+/// The engine: component model, epoch interruption, and instances drawn
+/// from a pool of slots (memories, tables, fiber stacks) mapped once and
+/// reused, so a fresh instance per file costs no `mmap`/`munmap`. Where the
+/// kernel can report which pages an instance touched (`PAGEMAP_SCAN`, Linux
+/// 6.7+), up to [`KEEP_RESIDENT`] of each slot stays resident and only the
+/// touched pages are reset, so the next instance takes no page faults
+/// there; elsewhere slots are handed back to the kernel (resetting whole
+/// slots with `memset` costs more than the faults it saves for large
+/// plugins). Falls back to allocating each instance on demand when the
+/// pool's address space cannot be reserved (a `ulimit -v`, for one).
+/// Measured in BENCHMARKS.md "Where WASM parse time goes".
+fn new_engine() -> Result<Engine, LoadError> {
+    let mut config = Config::new();
+    config.wasm_component_model(true).epoch_interruption(true);
+    let keep_resident = if PoolingAllocationConfig::is_pagemap_scan_available() {
+        KEEP_RESIDENT
+    } else {
+        0
+    };
+    let mut pool = PoolingAllocationConfig::new();
+    pool.total_component_instances(POOL_INSTANCES)
+        .total_core_instances(POOL_INSTANCES * POOL_PER_INSTANCE)
+        .total_memories(POOL_INSTANCES * 2)
+        .total_tables(POOL_INSTANCES * POOL_PER_INSTANCE)
+        .total_stacks(POOL_INSTANCES)
+        .table_elements(POOL_TABLE_ELEMENTS)
+        .max_core_instance_size(POOL_INSTANCE_METADATA)
+        .max_component_instance_size(POOL_INSTANCE_METADATA)
+        .pagemap_scan(Enabled::Auto)
+        .linear_memory_keep_resident(keep_resident)
+        .table_keep_resident(keep_resident);
+    config.allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
+    Engine::new(&config).or_else(|_| {
+        config.allocation_strategy(InstanceAllocationStrategy::OnDemand);
+        Engine::new(&config).map_err(|e| LoadError::Engine(e.to_string()))
+    })
 }
 
 /// Same major as the host, minor not newer than the host's.
