@@ -10,7 +10,7 @@ versions and bytes on disk, and vector-mode ms/query over QUERIES queries
 (`search --bulk`, start-up subtracted).
 
 usage: bench_index_hygiene.py KEBAB ASSETS BEIR_DIR WORK_DIR
-           [--docs 1000] [--rounds 20] [--changed 25] [--queries 50]
+           [--docs 1000] [--rounds 20] [--changed 25] [--queries 50] [--settle 0]
 """
 
 import argparse
@@ -57,6 +57,7 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=20)
     ap.add_argument("--changed", type=int, default=25)
     ap.add_argument("--queries", type=int, default=50)
+    ap.add_argument("--settle", type=float, default=0)
     a = ap.parse_args()
     beir, work = Path(a.beir), Path(a.work)
     corpus = [json.loads(l) for l in (beir / "corpus.jsonl").open()][: a.docs]
@@ -74,8 +75,11 @@ def main() -> None:
     for doc in corpus:
         (docs / file_name(doc)).write_text(note(doc, 0))
 
-    for round_ in range(a.rounds + 1):
-        if round_:
+    rounds = list(range(a.rounds + 1)) + (["settled"] if a.settle else [])
+    for round_ in rounds:
+        if round_ == "settled":
+            time.sleep(a.settle)
+        elif round_:
             start = (round_ - 1) * a.changed % len(corpus)
             for i in range(start, start + a.changed):
                 doc = corpus[i % len(corpus)]

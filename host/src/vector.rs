@@ -39,6 +39,11 @@ const DELETE_BATCH: usize = 500;
 /// ingest compacts it.
 const COMPACT_FRAGMENTS: usize = 16;
 
+/// Age past which an ingest deletes a table's old versions. Short, because
+/// kebab's readers never stay on an old version (see [`VectorStore::prune`])
+/// and every version kept holds on to the files compaction replaced.
+pub const PRUNE_AFTER: lancedb::table::Duration = lancedb::table::Duration::minutes(1);
+
 /// The on-disk layout of a table: what compaction looks at.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Layout {
@@ -306,9 +311,8 @@ impl VectorStore {
     }
 
     /// Compact the table when [`Layout::needs_compaction`] says so: small
-    /// fragments merged, deleted rows dropped from the files, then versions
-    /// older than a week pruned (a reader on a newer version is never
-    /// affected). The layout before and after.
+    /// fragments merged, deleted rows dropped from the files. The layout
+    /// before and after.
     pub fn compact(&self) -> Result<(Layout, Layout), VectorError> {
         use lancedb::table::{CompactionOptions, OptimizeAction};
         let before = self.layout()?;
@@ -322,17 +326,29 @@ impl VectorStore {
             },
             remap_options: None,
         };
-        let prune = OptimizeAction::Prune {
-            older_than: None,
+        self.runtime
+            .block_on(self.table.optimize(compact))
+            .map_err(|e| self.err(e))?;
+        Ok((before, self.layout()?))
+    }
+
+    /// Delete the files of versions older than `older_than` (never the
+    /// latest; ingest uses [`PRUNE_AFTER`]): what compaction rewrote, deleted rows, superseded index
+    /// deltas. Safe for kebab's readers: a reader moves to the latest
+    /// version whenever SQLite says an ingest committed, so only a query
+    /// running at the very moment of the prune could still be on an older
+    /// version. Bytes freed.
+    pub fn prune(&self, older_than: lancedb::table::Duration) -> Result<u64, VectorError> {
+        let prune = lancedb::table::OptimizeAction::Prune {
+            older_than: Some(older_than),
             delete_unverified: None,
             error_if_tagged_old_versions: None,
         };
-        for action in [compact, prune] {
-            self.runtime
-                .block_on(self.table.optimize(action))
-                .map_err(|e| self.err(e))?;
-        }
-        Ok((before, self.layout()?))
+        let stats = self
+            .runtime
+            .block_on(self.table.optimize(prune))
+            .map_err(|e| self.err(e))?;
+        Ok(stats.prune.map(|p| p.bytes_removed).unwrap_or(0))
     }
 
     /// Whether an ANN index exists on the vectors.
@@ -510,5 +526,50 @@ mod tests {
             (1, 75, 0)
         );
         assert_eq!(store.search(&unit(0, 4), 3).unwrap().len(), 3);
+    }
+
+    /// Bytes of every file under `dir`.
+    fn disk_bytes(dir: &Path) -> u64 {
+        std::fs::read_dir(dir)
+            .unwrap()
+            .flatten()
+            .map(|e| match e.file_type().unwrap().is_dir() {
+                true => disk_bytes(&e.path()),
+                false => e.metadata().unwrap().len(),
+            })
+            .sum()
+    }
+
+    #[test]
+    fn pruning_deletes_what_old_versions_held_and_keeps_the_latest() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = VectorStore::open(dir.path(), "m@v1", 4).unwrap();
+        for batch in 0..40 {
+            let rows: Vec<VectorRow> = (0..50)
+                .map(|i| VectorRow {
+                    chunk_id: format!("c{batch}-{i}"),
+                    doc_id: format!("d{batch}"),
+                    vector: unit(i % 4, 4),
+                })
+                .collect();
+            store.add(&rows).unwrap();
+        }
+        store
+            .delete_docs(&(0..10).map(|d| format!("d{d}")).collect::<Vec<_>>())
+            .unwrap();
+        let (_, compacted) = store.compact().unwrap();
+        assert_eq!(compacted.fragments, 1);
+        // Nothing is older than a day: the replaced files stay.
+        assert_eq!(store.prune(lancedb::table::Duration::days(1)).unwrap(), 0);
+        let before = disk_bytes(dir.path());
+        let freed = store.prune(lancedb::table::Duration::zero()).unwrap();
+        let after = disk_bytes(dir.path());
+        assert!(freed > 0, "nothing pruned");
+        assert!(after < before, "{after} >= {before}");
+        assert_eq!(store.count().unwrap(), 1500);
+        // A fresh handle on the pruned table reads every row.
+        let reopened = VectorStore::open(dir.path(), "m@v1", 4).unwrap();
+        assert_eq!(reopened.count().unwrap(), 1500);
+        assert_eq!(reopened.search(&unit(1, 4), 10).unwrap().len(), 10);
     }
 }

@@ -152,6 +152,7 @@ pub fn sync_vectors(
     if report.embedded + report.from_cache > 0 {
         report.ann_index = vectors.ensure_index(ann_min_rows)?;
     }
+    vectors.prune(crate::vector::PRUNE_AFTER)?;
     timings.vector_store_ms += t.elapsed().as_secs_f64() * 1000.0;
     Ok(report)
 }
