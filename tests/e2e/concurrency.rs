@@ -136,3 +136,52 @@ fn searches_and_asks_work_during_an_ingest_and_kill_9_while_embedding_is_reconci
     assert_eq!(code, 0, "{resp}");
     assert_eq!(resp["hits"][0]["doc_path"], "gamma-0077.md", "{resp}");
 }
+
+/// The most workers ingest allows, each holding a plugin instance from the
+/// engine's pool at once, across the Rust, tree-sitter and CPython
+/// components: every file is indexed by its own plugin, none fails.
+#[test]
+fn sixty_four_workers_draw_instances_from_one_pool() {
+    let kb = Kb::with_config(
+        "[models.embedding]\nmodel = \"\"\n[indexing]\nmax_parallel_extractors = 64\n",
+    );
+    let root = kb.dir.path().join("mixed");
+    corpus(&root, 64, "md");
+    for i in 0..64 {
+        std::fs::write(
+            root.join(format!("m{i:02}.rs")),
+            format!("/// Item {i}.\npub fn item_{i}() -> u32 {{\n    {i}\n}}\n"),
+        )
+        .unwrap();
+        std::fs::write(
+            root.join(format!("o{i:02}.org")),
+            format!("* Heading {i}\nText of org note {i}.\n** Sub {i}\nMore.\n"),
+        )
+        .unwrap();
+        std::fs::write(
+            root.join(format!("t{i:02}.txt")),
+            format!("plain note {i}\n"),
+        )
+        .unwrap();
+    }
+    let report = kb.ingest(&root);
+    assert_eq!(
+        (report["new"].as_u64(), report["errors"].as_u64()),
+        (Some(256), Some(0)),
+        "{report}"
+    );
+    let (docs, _) = kb.json(&["list", "docs"]);
+    let mut per_plugin = std::collections::BTreeMap::new();
+    for doc in docs.as_array().unwrap() {
+        *per_plugin
+            .entry(doc["plugin"].as_str().unwrap().to_string())
+            .or_insert(0) += 1;
+    }
+    let expected: std::collections::BTreeMap<String, i32> = ["code", "markdown", "org", "text"]
+        .into_iter()
+        .map(|p| (p.to_string(), 64))
+        .collect();
+    assert_eq!(per_plugin, expected);
+    let (hits, code) = kb.search("item_63", 1);
+    assert_eq!((code, hits[0]["doc_path"].as_str()), (0, Some("m63.rs")));
+}
