@@ -333,8 +333,8 @@ impl VectorStore {
     }
 
     /// Delete the files of versions older than `older_than` (never the
-    /// latest; ingest uses [`PRUNE_AFTER`]): what compaction rewrote, deleted rows, superseded index
-    /// deltas. Safe for kebab's readers: a reader moves to the latest
+    /// latest; ingest uses [`PRUNE_AFTER`]): what compaction rewrote,
+    /// deleted rows, superseded index deltas. Safe for kebab's readers: a reader moves to the latest
     /// version whenever SQLite says an ingest committed, so only a query
     /// running at the very moment of the prune could still be on an older
     /// version. Bytes freed.
@@ -491,12 +491,11 @@ mod tests {
         assert_eq!(store.search(&rows[42].vector, 1).unwrap()[0].0, "c42");
     }
 
-    #[test]
-    fn many_fragments_and_deletions_are_compacted() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = VectorStore::open(dir.path(), "m@v1", 4).unwrap();
-        for batch in 0..20 {
-            let rows: Vec<VectorRow> = (0..5)
+    /// `batches` separate adds (one fragment each) of `rows` rows; batch
+    /// `b` is document `d{b}`.
+    fn add_batches(store: &VectorStore, batches: usize, rows: usize) {
+        for batch in 0..batches {
+            let rows: Vec<VectorRow> = (0..rows)
                 .map(|i| VectorRow {
                     chunk_id: format!("c{batch}-{i}"),
                     doc_id: format!("d{batch}"),
@@ -505,6 +504,13 @@ mod tests {
                 .collect();
             store.add(&rows).unwrap();
         }
+    }
+
+    #[test]
+    fn many_fragments_and_deletions_are_compacted() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = VectorStore::open(dir.path(), "m@v1", 4).unwrap();
+        add_batches(&store, 20, 5);
         let (before, after) = store.compact().unwrap();
         assert_eq!((before.fragments, before.rows), (20, 100));
         assert_eq!(
@@ -544,16 +550,7 @@ mod tests {
     fn pruning_deletes_what_old_versions_held_and_keeps_the_latest() {
         let dir = tempfile::tempdir().unwrap();
         let store = VectorStore::open(dir.path(), "m@v1", 4).unwrap();
-        for batch in 0..40 {
-            let rows: Vec<VectorRow> = (0..50)
-                .map(|i| VectorRow {
-                    chunk_id: format!("c{batch}-{i}"),
-                    doc_id: format!("d{batch}"),
-                    vector: unit(i % 4, 4),
-                })
-                .collect();
-            store.add(&rows).unwrap();
-        }
+        add_batches(&store, 40, 50);
         store
             .delete_docs(&(0..10).map(|d| format!("d{d}")).collect::<Vec<_>>())
             .unwrap();

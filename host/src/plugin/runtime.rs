@@ -608,10 +608,10 @@ impl Runtime {
 fn new_engine() -> Result<Engine, LoadError> {
     let mut config = Config::new();
     config.wasm_component_model(true).epoch_interruption(true);
-    let keep_resident = if PoolingAllocationConfig::is_pagemap_scan_available() {
-        KEEP_RESIDENT
+    let (pagemap_scan, keep_resident) = if PoolingAllocationConfig::is_pagemap_scan_available() {
+        (Enabled::Yes, KEEP_RESIDENT)
     } else {
-        0
+        (Enabled::No, 0)
     };
     let mut pool = PoolingAllocationConfig::new();
     pool.total_component_instances(POOL_INSTANCES)
@@ -622,7 +622,7 @@ fn new_engine() -> Result<Engine, LoadError> {
         .table_elements(POOL_TABLE_ELEMENTS)
         .max_core_instance_size(POOL_INSTANCE_METADATA)
         .max_component_instance_size(POOL_INSTANCE_METADATA)
-        .pagemap_scan(Enabled::Auto)
+        .pagemap_scan(pagemap_scan)
         .linear_memory_keep_resident(keep_resident)
         .table_keep_resident(keep_resident);
     config.allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
