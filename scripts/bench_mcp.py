@@ -2,6 +2,10 @@
 corpus (BENCHMARKS.md, "MCP server").
 
 usage: python3 scripts/bench_mcp.py KEBAB_BINARY ASSETS_DIR [--docs 5000] [--calls 200]
+           [--work DIR]
+
+With --work, the corpus and index live in DIR and a second run (say, with
+another build of kebab) reuses them: its ingest finds nothing changed.
 
 Generates DOCS markdown notes from a fixed vocabulary (seeded, so every run
 indexes the same text), ingests them with the offline MiniLM model, then:
@@ -131,9 +135,10 @@ def main():
     ap.add_argument("--docs", type=int, default=5000)
     ap.add_argument("--calls", type=int, default=200)
     ap.add_argument("--cold", type=int, default=10)
+    ap.add_argument("--work", help="keep the corpus and index here (reused when present)")
     a = ap.parse_args()
     rng = random.Random(7)
-    work = tempfile.mkdtemp(prefix="kebab-bench-mcp-")
+    work = a.work or tempfile.mkdtemp(prefix="kebab-bench-mcp-")
     root = os.path.join(work, "corpus")
     corpus(root, a.docs, rng)
     config = os.path.join(work, "config.toml")
@@ -154,8 +159,8 @@ def main():
     for mode in ["lexical", "hybrid"]:
         times, rss = cold_cli(env, a.binary, qs[: a.cold], mode)
         rows.append((f"cold CLI {mode}", times, rss))
-    warm = asyncio.run(warm_mcp(env, a.binary, {"lexical": qs, "hybrid": qs}))
-    for mode in ["lexical", "hybrid"]:
+    warm = asyncio.run(warm_mcp(env, a.binary, {"lexical": qs, "vector": qs, "hybrid": qs}))
+    for mode in ["lexical", "vector", "hybrid"]:
         rows.append((f"MCP warm {mode}", warm[mode], warm["rss_mb"]))
     print(f"{'path':<20} {'calls':>5} {'p50 ms':>8} {'p95 ms':>8} {'RSS MB':>8}")
     for name, times, rss in rows:

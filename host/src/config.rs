@@ -156,6 +156,15 @@ pub struct SearchConfig {
     pub candidates: usize,
     /// Vector rows before an ANN index is built (exact search below).
     pub ann_min_rows: usize,
+    /// IVF partitions a vector query searches once the index exists
+    /// (unset: Lance's adaptive probing). `kebab eval ann` measures the
+    /// recall each setting gives on this index.
+    pub ann_nprobes: Option<usize>,
+    /// HNSW candidates per searched partition (unset: 1.5 × the limit;
+    /// raised to the rows a query fetches × `ann_refine_factor` when lower).
+    pub ann_ef: Option<usize>,
+    /// Rows re-scored with their full vectors, per row asked for.
+    pub ann_refine_factor: u32,
     /// Neighbours below this cosine similarity are not vector hits
     /// (default: the embedding model's own floor from the catalog).
     pub min_vector_score: Option<f32>,
@@ -336,6 +345,15 @@ pub const DEFAULT_FUSION: &str = "blend-z";
 pub const DEFAULT_BLEND_WEIGHT: f64 = 0.5;
 
 impl SearchConfig {
+    /// What a vector query asks of the ANN index.
+    pub fn ann(&self) -> crate::vector::AnnParams {
+        crate::vector::AnnParams {
+            nprobes: self.ann_nprobes,
+            ef: self.ann_ef,
+            refine_factor: self.ann_refine_factor,
+        }
+    }
+
     /// The configured hybrid fusion (checked when the config is loaded;
     /// an unparsable spec given in code falls back to RRF).
     pub fn fusion(&self) -> crate::fusion::Fusion {
@@ -366,6 +384,9 @@ impl Default for SearchConfig {
             blend_weight: DEFAULT_BLEND_WEIGHT,
             candidates: 100,
             ann_min_rows: 20_000,
+            ann_nprobes: None,
+            ann_ef: None,
+            ann_refine_factor: crate::vector::AnnParams::default().refine_factor,
             min_vector_score: None,
             rerank: Default::default(),
         }
@@ -426,6 +447,12 @@ impl Config {
             .search
             .parse_fusion()
             .map_err(|e| invalid(format!("[search] fusion: {e}")))?;
+        if config.search.ann_nprobes == Some(0) || config.search.ann_ef == Some(0) {
+            return Err(invalid(
+                "[search] ann_nprobes and ann_ef must be at least 1 (leave them out for the defaults)"
+                    .into(),
+            ));
+        }
         if config.rag.prompt_template_version != crate::rag::PROMPT_TEMPLATE {
             return Err(invalid(format!(
                 "[rag] prompt_template_version `{}` is unknown: this kebab has `{}`",

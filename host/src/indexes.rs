@@ -72,8 +72,9 @@ pub fn load_vectors(
         Err(e) => return Err(format!("vector index off: {e} (hint: {})", e.hint())),
     };
     let spec = embedder.spec();
-    let table = VectorStore::open(vector_dir, &spec.id(), spec.dimensions)
+    let mut table = VectorStore::open(vector_dir, &spec.id(), spec.dimensions)
         .map_err(|e| format!("vector index off: {e}"))?;
+    table.set_ann(app.config.search.ann());
     tracing::info!(model = %spec.id(), "embedding model loaded");
     Ok(Some((embedder, table)))
 }

@@ -193,6 +193,33 @@ pub(crate) enum EvalCmd {
         #[arg(long)]
         limit: Option<usize>,
     },
+    /// Measure the vector index against an exact scan: recall@k and
+    /// latency per ANN setting (`[search] ann_nprobes`, `ann_ef`,
+    /// `ann_refine_factor`).
+    Ann {
+        /// A query (repeatable).
+        #[arg(long)]
+        query: Vec<String>,
+        /// Queries from a file: one per line, or JSON lines with a `text`
+        /// field (a BEIR queries.jsonl).
+        #[arg(long)]
+        queries: Option<PathBuf>,
+        /// Only the first N queries.
+        #[arg(long)]
+        limit: Option<usize>,
+        /// Neighbours compared per query.
+        #[arg(long, default_value_t = 10)]
+        k: usize,
+        /// IVF partitions to try (repeatable) [default: the configured].
+        #[arg(long)]
+        nprobes: Vec<usize>,
+        /// HNSW candidates to try (repeatable) [default: the configured].
+        #[arg(long)]
+        ef: Vec<usize>,
+        /// Refine factors to try (repeatable) [default: the configured].
+        #[arg(long)]
+        refine: Vec<u32>,
+    },
 }
 
 #[derive(Subcommand)]

@@ -169,29 +169,53 @@ pub fn candidates(
         Mode::Hybrid => request.candidates.max(request.k),
         _ => request.k,
     };
-    let mut rows: HashMap<String, HitRow> = HashMap::new();
-    let mut channels: HashMap<String, ChannelHits> = HashMap::new();
-    if request.mode != Mode::Vector
-        && let Some(expr) = fts_expression(&korean_query_terms(request.korean, &terms))
-    {
-        for (i, (row, bm25)) in store
-            .lexical_search(&expr, per_channel, request.filter)?
-            .into_iter()
-            .enumerate()
-        {
-            channels.entry(row.chunk_id.clone()).or_default().lexical = Some((i as u32 + 1, bm25));
-            rows.insert(row.chunk_id.clone(), row);
-        }
-    }
-    let mut model = None;
-    if request.mode != Mode::Lexical {
-        let channel = vectors.ok_or_else(|| SearchError::NoVectors {
+    let lexical_query = match request.mode {
+        Mode::Vector => None,
+        _ => fts_expression(&korean_query_terms(request.korean, &terms)),
+    };
+    let vector_channel = match request.mode {
+        Mode::Lexical => None,
+        _ => Some(vectors.ok_or_else(|| SearchError::NoVectors {
             mode: request.mode.as_str(),
             reason: "no vector index is open".into(),
-        })?;
+        })?),
+    };
+    let fetch = first_fetch(per_channel, request.filter);
+    let lexical = |expr: &String| store.lexical_search(expr, per_channel, request.filter);
+    // Both channels: the model and LanceDB answer on a second thread while
+    // SQLite (whose connection stays on this one) answers the lexical query.
+    let (lexical_hits, vector_hits) = match (&lexical_query, vector_channel) {
+        (Some(expr), Some(channel)) => std::thread::scope(|s| {
+            let vector = s.spawn(|| nearest(channel, request.query, fetch));
+            let lexical = lexical(expr);
+            let vector = vector
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+            (Some(lexical), Some(vector))
+        }),
+        (expr, channel) => (
+            expr.as_ref().map(lexical),
+            channel.map(|c| nearest(c, request.query, fetch)),
+        ),
+    };
+    let mut rows: HashMap<String, HitRow> = HashMap::new();
+    let mut channels: HashMap<String, ChannelHits> = HashMap::new();
+    for (i, (row, bm25)) in lexical_hits.transpose()?.into_iter().flatten().enumerate() {
+        channels.entry(row.chunk_id.clone()).or_default().lexical = Some((i as u32 + 1, bm25));
+        rows.insert(row.chunk_id.clone(), row);
+    }
+    let mut model = None;
+    if let (Some(channel), Some((query, neighbours))) = (vector_channel, vector_hits.transpose()?) {
         model = Some(channel.embedder.spec().id());
-        let query = channel.embedder.embed_query(request.query)?;
-        let found = vector_candidates(store, channel, &query, per_channel, request.filter)?;
+        let found = vector_candidates(
+            store,
+            channel,
+            &query,
+            neighbours,
+            fetch,
+            per_channel,
+            request.filter,
+        )?;
         for (i, (row, cosine)) in found.into_iter().enumerate() {
             channels.entry(row.chunk_id.clone()).or_default().vector =
                 Some((i as u32 + 1, cosine as f64));
@@ -301,23 +325,41 @@ fn korean_query_terms(
     out
 }
 
-/// Nearest chunks passing `filter`, best first, at most `n`: the table is
-/// asked for more neighbours until `n` pass the filter or it runs out.
+/// Neighbours the vector channel asks for first: more when a filter will
+/// drop some of them.
+fn first_fetch(n: usize, filter: &ChunkFilter) -> usize {
+    if filter.is_empty() { n } else { n * 4 }
+}
+
+/// Chunk ids with their cosine similarity to the query, best first.
+type Neighbours = Vec<(String, f32)>;
+
+/// The query's vector and its `fetch` nearest rows: the part of the vector
+/// channel that does not touch SQLite.
+fn nearest(
+    channel: VectorChannel<'_>,
+    text: &str,
+    fetch: usize,
+) -> Result<(Vec<f32>, Neighbours), SearchError> {
+    let query = channel.embedder.embed_query(text)?;
+    let neighbours = channel.table.search(&query, fetch)?;
+    Ok((query, neighbours))
+}
+
+/// Nearest chunks passing `filter`, best first, at most `n`, starting from
+/// the first `fetch` `neighbours` of `query`: the table is asked for more
+/// until `n` pass the filter or it runs out.
 fn vector_candidates(
     store: &Store,
     channel: VectorChannel<'_>,
     query: &[f32],
+    mut neighbours: Neighbours,
+    mut fetch: usize,
     n: usize,
     filter: &ChunkFilter,
 ) -> Result<Vec<(HitRow, f32)>, SearchError> {
-    let mut fetch = if filter.is_empty() { n } else { n * 4 };
     loop {
-        let neighbours: Vec<(String, f32)> = channel
-            .table
-            .search(query, fetch)?
-            .into_iter()
-            .filter(|(_, cosine)| *cosine >= channel.min_score)
-            .collect();
+        neighbours.retain(|(_, cosine)| *cosine >= channel.min_score);
         let exhausted = neighbours.len() < fetch;
         let ids: Vec<String> = neighbours.iter().map(|(id, _)| id.clone()).collect();
         let mut rows: HashMap<String, HitRow> = store
@@ -326,14 +368,15 @@ fn vector_candidates(
             .map(|r| (r.chunk_id.clone(), r))
             .collect();
         let found: Vec<(HitRow, f32)> = neighbours
-            .into_iter()
-            .filter_map(|(id, cosine)| rows.remove(&id).map(|r| (r, cosine)))
+            .iter()
+            .filter_map(|(id, cosine)| rows.remove(id).map(|r| (r, *cosine)))
             .take(n)
             .collect();
         if found.len() >= n || exhausted {
             return Ok(found);
         }
         fetch *= 4;
+        neighbours = channel.table.search(query, fetch)?;
     }
 }
 

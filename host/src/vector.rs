@@ -73,6 +73,40 @@ pub fn table_name(model_id: &str, dimensions: usize) -> String {
     format!("chunk_embeddings_{model}_{dimensions}")
 }
 
+/// How a query uses the ANN index (`[search] ann_*`). Ignored while the
+/// table has no index: below `ann_min_rows` every search is exact.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
+pub struct AnnParams {
+    /// IVF partitions searched (`None`: Lance's adaptive probing).
+    pub nprobes: Option<usize>,
+    /// HNSW candidates kept per partition (`None`: 1.5 × the limit);
+    /// never fewer than the rows a query asks for × `refine_factor`.
+    pub ef: Option<usize>,
+    /// Rows re-scored with their full vectors per row asked for (the
+    /// index holds 8-bit quantised copies).
+    pub refine_factor: u32,
+}
+
+impl Default for AnnParams {
+    fn default() -> Self {
+        AnnParams {
+            nprobes: None,
+            ef: None,
+            refine_factor: 4,
+        }
+    }
+}
+
+/// Which search a vector query runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Probe {
+    /// The index (when one exists) with these parameters.
+    Index(AnnParams),
+    /// Every row compared with the query, index or not: the reference ANN
+    /// recall is measured against.
+    Exact,
+}
+
 /// One row to store.
 #[derive(Debug, Clone, PartialEq)]
 pub struct VectorRow {
@@ -88,6 +122,8 @@ pub struct VectorStore {
     name: String,
     dimensions: usize,
     schema: SchemaRef,
+    /// What [`VectorStore::search`] asks of the index.
+    ann: AnnParams,
 }
 
 impl std::fmt::Debug for VectorStore {
@@ -153,6 +189,7 @@ impl VectorStore {
             name,
             dimensions,
             schema,
+            ann: AnnParams::default(),
         })
     }
 
@@ -254,9 +291,24 @@ impl VectorStore {
         Ok(out)
     }
 
+    /// Use `ann` for every later [`VectorStore::search`].
+    pub fn set_ann(&mut self, ann: AnnParams) {
+        self.ann = ann;
+    }
+
     /// The `limit` nearest chunks to `query` by cosine similarity, best
-    /// first: `(chunk_id, cosine)`.
+    /// first: `(chunk_id, cosine)`, through the index when there is one.
     pub fn search(&self, query: &[f32], limit: usize) -> Result<Vec<(String, f32)>, VectorError> {
+        self.search_with(query, limit, Probe::Index(self.ann))
+    }
+
+    /// As [`VectorStore::search`], with the index used as `probe` says.
+    pub fn search_with(
+        &self,
+        query: &[f32],
+        limit: usize,
+        probe: Probe,
+    ) -> Result<Vec<(String, f32)>, VectorError> {
         if query.len() != self.dimensions {
             return Err(VectorError::Dimensions {
                 table: self.name.clone(),
@@ -267,11 +319,26 @@ impl VectorStore {
         let batches: Vec<RecordBatch> = self
             .runtime
             .block_on(async {
-                self.table
+                let nearest = self
+                    .table
                     .query()
                     .nearest_to(query)?
-                    .distance_type(DistanceType::Cosine)
-                    .refine_factor(4)
+                    .distance_type(DistanceType::Cosine);
+                let nearest = match probe {
+                    Probe::Exact => nearest.bypass_vector_index(),
+                    Probe::Index(ann) => {
+                        let mut q = nearest.refine_factor(ann.refine_factor);
+                        if let Some(n) = ann.nprobes {
+                            q = q.nprobes(n)?;
+                        }
+                        if let Some(ef) = ann.ef {
+                            // HNSW refuses fewer candidates than it is asked for.
+                            q = q.ef(ef.max(limit * ann.refine_factor.max(1) as usize));
+                        }
+                        q
+                    }
+                };
+                nearest
                     .select(Select::columns(&["chunk_id"]))
                     .limit(limit)
                     .execute()
@@ -489,6 +556,34 @@ mod tests {
         let hits = store.search(&late.vector, 3).unwrap();
         assert_eq!(hits[0].0, "late", "{hits:?}");
         assert_eq!(store.search(&rows[42].vector, 1).unwrap()[0].0, "c42");
+
+        // `Exact` passes the index by: the ten a brute-force scan finds.
+        let all: Vec<&VectorRow> = rows.iter().chain([&late]).collect();
+        let stingy = Probe::Index(AnnParams {
+            nprobes: Some(1),
+            ef: Some(10),
+            refine_factor: 1,
+        });
+        for _ in 0..5 {
+            let query = random();
+            let mut brute: Vec<(f32, &str)> = all
+                .iter()
+                .map(|r| {
+                    let dot = r.vector.iter().zip(&query).map(|(a, b)| a * b).sum();
+                    (dot, r.chunk_id.as_str())
+                })
+                .collect();
+            brute.sort_by(|a, b| b.0.total_cmp(&a.0));
+            let exact: Vec<String> = store
+                .search_with(&query, 10, Probe::Exact)
+                .unwrap()
+                .into_iter()
+                .map(|(id, _)| id)
+                .collect();
+            let expected: Vec<&str> = brute[..10].iter().map(|(_, id)| *id).collect();
+            assert_eq!(exact, expected);
+            assert_eq!(store.search_with(&query, 10, stingy).unwrap().len(), 10);
+        }
     }
 
     /// `batches` separate adds (one fragment each) of `rows` rows; batch

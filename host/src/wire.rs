@@ -337,6 +337,7 @@ pub fn json_schemas() -> Vec<(&'static str, schemars::Schema)> {
     }
     use crate::api::doctor::DoctorReport;
     use crate::api::eval::{BeirReport, EvalReport};
+    use crate::api::eval_ann::AnnReport;
     use crate::api::init::InitReport;
     use crate::api::models::{KoDicImportReport, ModelPullReport, ModelsReport};
     use crate::api::plugins::{
@@ -348,6 +349,7 @@ pub fn json_schemas() -> Vec<(&'static str, schemars::Schema)> {
     use crate::fetch::{ChunkInspection, FetchResult};
     use crate::ingest::{IngestReport, ProgressLine};
     vec![
+        ("ann_report.v1", schema::<AnnReport>()),
         ("answer.v1", schema::<Answer>()),
         ("beir_report.v1", schema::<BeirReport>()),
         ("bulk_search_item.v1", schema::<BulkSearchItem>()),

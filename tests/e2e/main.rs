@@ -7,6 +7,7 @@ mod pdf;
 mod plugins;
 mod support;
 
+mod ann_eval;
 mod ask;
 mod bad_input;
 mod cli;

@@ -15,6 +15,7 @@ pub mod ask;
 pub mod doctor;
 pub mod error;
 pub mod eval;
+pub mod eval_ann;
 pub mod ingest;
 pub mod init;
 pub mod models;
@@ -204,7 +205,7 @@ impl Session {
             return Err(not_indexed());
         }
         let app = self.app()?;
-        if app.store.counts()?.1 == 0 {
+        if !app.store.has_chunks()? {
             return Err(not_indexed());
         }
         Ok(app)

@@ -10,6 +10,7 @@ use crate::wire::EmbeddingRef;
 
 /// Every wire schema this binary emits.
 pub const WIRE_SCHEMAS: &[&str] = &[
+    "ann_report.v1",
     "answer.v1",
     "beir_report.v1",
     "bulk_search_item.v1",

@@ -1,7 +1,9 @@
-//! `kebab eval run` and `kebab eval beir`: render [`kebab::api::eval`].
+//! `kebab eval run`, `kebab eval beir` and `kebab eval ann`: render
+//! [`kebab::api::eval`] and [`kebab::api::eval_ann`].
 
 use super::prelude::*;
 use kebab::api::eval::{BeirReport, EvalReport};
+use kebab::api::eval_ann::{AnnReport, AnnSweep, read_queries};
 
 /// Notes from an evaluation go to stderr, in either output mode.
 fn note(message: String) {
@@ -18,6 +20,62 @@ pub(crate) fn eval_cmd(session: &Session, what: EvalCmd, json: bool) -> Result<u
             fusion,
             limit,
         } => eval_beir(session, &dir, &mode, &fusion, limit, json),
+        EvalCmd::Ann {
+            query,
+            queries,
+            limit,
+            k,
+            nprobes,
+            ef,
+            refine,
+        } => {
+            let mut texts = query;
+            if let Some(file) = queries {
+                texts.extend(read_queries(&file)?);
+            }
+            texts.truncate(limit.unwrap_or(usize::MAX));
+            let sweep = AnnSweep {
+                queries: texts,
+                k,
+                nprobes,
+                ef,
+                refine_factor: refine,
+            };
+            render(json, &session.eval_ann(&sweep)?, print_ann)
+        }
+    }
+}
+
+fn print_ann(r: &AnnReport) {
+    let index = if r.indexed {
+        "ANN index".to_string()
+    } else {
+        format!(
+            "no ANN index (ingest builds one at {} rows): every search is exact",
+            r.ann_min_rows
+        )
+    };
+    println!(
+        "{} vectors, {index}; {} queries, recall@{} against the exact scan",
+        r.rows, r.queries, r.k
+    );
+    let or_auto = |v: Option<usize>| v.map_or("auto".to_string(), |v| v.to_string());
+    println!("nprobes  ef     refine  recall@k  p50 ms  p95 ms");
+    println!(
+        "{:<33} {:>6.1}  {:>6.1}",
+        "exact scan", r.exact.p50_ms, r.exact.p95_ms
+    );
+    for row in &r.settings {
+        println!(
+            "{:<8} {:<6} {:<7} {:.4}    {:>6.1}  {:>6.1}{}",
+            or_auto(row.params.nprobes),
+            or_auto(row.params.ef),
+            row.params.refine_factor,
+            row.recall_at_k,
+            row.latency.p50_ms,
+            row.latency.p95_ms,
+            if row.configured { "  (configured)" } else { "" }
+        );
     }
 }
 

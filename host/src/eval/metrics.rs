@@ -1,5 +1,5 @@
 //! Retrieval metrics: hit@k, MRR, recall@k over documents, precision@k
-//! over chunks, and nDCG.
+//! over chunks, and nDCG; percentiles of latencies.
 //!
 //! Every function takes the ranked result (best first) and the judgements
 //! of one query; aggregates are plain means over the queries for which a
@@ -86,9 +86,30 @@ pub fn mean(values: &[Option<f64>]) -> Option<f64> {
     (!defined.is_empty()).then(|| defined.iter().sum::<f64>() / defined.len() as f64)
 }
 
+/// The `p`-th percentile of `values` by nearest rank (0 when empty).
+pub fn percentile(values: &[f64], p: f64) -> f64 {
+    if values.is_empty() {
+        return 0.0;
+    }
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let rank = (p / 100.0 * sorted.len() as f64).ceil() as usize;
+    sorted[rank.clamp(1, sorted.len()) - 1]
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn percentiles_are_nearest_rank() {
+        let v: Vec<f64> = (1..=20).rev().map(f64::from).collect();
+        assert_eq!(percentile(&v, 50.0), 10.0);
+        assert_eq!(percentile(&v, 95.0), 19.0);
+        assert_eq!(percentile(&v, 100.0), 20.0);
+        assert_eq!(percentile(&[7.0], 50.0), 7.0);
+        assert_eq!(percentile(&[], 50.0), 0.0);
+    }
 
     fn s(v: &[&str]) -> Vec<String> {
         v.iter().map(|x| x.to_string()).collect()
