@@ -447,9 +447,13 @@ impl Config {
             .search
             .parse_fusion()
             .map_err(|e| invalid(format!("[search] fusion: {e}")))?;
-        if config.search.ann_nprobes == Some(0) || config.search.ann_ef == Some(0) {
+        if config.search.ann_nprobes == Some(0)
+            || config.search.ann_ef == Some(0)
+            || config.search.ann_refine_factor == 0
+        {
             return Err(invalid(
-                "[search] ann_nprobes and ann_ef must be at least 1 (leave them out for the defaults)"
+                "[search] ann_nprobes, ann_ef and ann_refine_factor must be at least 1 \
+                 (leave them out for the defaults)"
                     .into(),
             ));
         }
@@ -599,6 +603,27 @@ mod tests {
         let c = Config::load(&path).unwrap();
         assert_eq!(c.chunking.target_tokens, 120);
         assert_eq!(c.chunking.overlap_tokens, 80);
+    }
+
+    #[test]
+    fn ann_settings_load_and_zero_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("config.toml");
+        std::fs::write(&path, "[search]\nann_nprobes = 20\nann_refine_factor = 2\n").unwrap();
+        let ann = Config::load(&path).unwrap().search.ann();
+        assert_eq!(
+            (ann.nprobes, ann.ef, ann.refine_factor),
+            (Some(20), None, 2)
+        );
+        assert_eq!(
+            Config::default().search.ann(),
+            crate::vector::AnnParams::default()
+        );
+        for zero in ["ann_nprobes = 0", "ann_ef = 0", "ann_refine_factor = 0"] {
+            std::fs::write(&path, format!("[search]\n{zero}\n")).unwrap();
+            let err = Config::load(&path).unwrap_err().to_string();
+            assert!(err.contains("at least 1"), "{zero}: {err}");
+        }
     }
 
     #[test]

@@ -159,10 +159,10 @@ impl Session {
         if sweep.k == 0 {
             return Err(ApiError::invalid("k", "k must be at least 1"));
         }
-        if sweep.nprobes.contains(&0) || sweep.ef.contains(&0) {
+        if sweep.nprobes.contains(&0) || sweep.ef.contains(&0) || sweep.refine_factor.contains(&0) {
             return Err(ApiError::invalid(
                 "nprobes",
-                "nprobes and ef must be at least 1",
+                "nprobes, ef and refine must be at least 1",
             ));
         }
         let app = self.app()?;
