@@ -11,8 +11,7 @@ use serde::Serialize;
 
 use super::{ApiError, Session};
 use crate::eval::metrics;
-use crate::indexes::Indexes;
-use crate::search::SearchError;
+use crate::search::{Mode, SearchError};
 use crate::vector::{AnnParams, Probe, VectorStore};
 
 /// Latency of one way of searching, per query.
@@ -166,18 +165,16 @@ impl Session {
             ));
         }
         let app = self.app()?;
-        let indexes = Indexes::open(app, true);
-        let (embedder, table) = indexes
-            .vectors
-            .as_ref()
-            .ok_or_else(|| SearchError::NoVectors {
-                mode: "vector",
-                reason: indexes.warnings.join("; "),
-            })?;
+        // The session's model and table, as vector search loads them (an
+        // explicit mode: a model that does not load is an error).
+        let channel = self
+            .channel_for(Some(Mode::Vector), &mut Vec::new())?
+            .expect("an explicit vector mode has a channel or an error");
+        let table = channel.table;
         let vectors = sweep
             .queries
             .iter()
-            .map(|q| embedder.embed_query(q))
+            .map(|q| channel.embedder.embed_query(q))
             .collect::<Result<Vec<_>, _>>()
             .map_err(SearchError::from)?;
         let (exact_ids, exact) = run(table, &vectors, sweep.k, Probe::Exact)?;
