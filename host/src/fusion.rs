@@ -6,7 +6,10 @@
 //!   normalised per query over that channel's candidates (min–max to 0–1,
 //!   or z-scores), `weight` on the lexical side. A candidate one channel
 //!   did not return gets that channel's floor (0 for min–max, the lowest
-//!   z-score for z). Unlike RRF it keeps how far ahead a top hit is.
+//!   z-score for z). Unlike RRF it keeps how far ahead a top hit is. A
+//!   channel whose scores do not spread (a single hit: a term only one
+//!   chunk holds) borrows the other channel's best-to-floor span, so a lone
+//!   exact match is not normalised to nothing.
 //!
 //! Which one is the default, and with what weight, is decided by
 //! measurement on a held-out split (BENCHMARKS.md, "Fusion").
@@ -134,11 +137,19 @@ pub fn fuse(fusion: Fusion, candidates: &HashMap<String, ChannelHits>) -> HashMa
         Fusion::Blend { weight, norm } => {
             let lexical = Normaliser::over(candidates.values().filter_map(|c| c.lexical), norm);
             let vector = Normaliser::over(candidates.values().filter_map(|c| c.vector), norm);
+            // A channel whose scores do not spread (one hit, or all equal)
+            // has no scale of its own: its hits count as far ahead of its
+            // misses as the other channel's best is ahead of that channel's
+            // floor. A lone exact match (a term in one chunk only) then
+            // weighs as much as the top hit of the other channel instead
+            // of nothing.
+            let lexical_span = lexical.span().or(vector.span()).unwrap_or((1.0, 0.0));
+            let vector_span = vector.span().or(lexical.span()).unwrap_or((1.0, 0.0));
             candidates
                 .iter()
                 .map(|(id, c)| {
-                    let l = lexical.apply(c.lexical.map(|h| h.1));
-                    let v = vector.apply(c.vector.map(|h| h.1));
+                    let l = lexical.apply(c.lexical.map(|h| h.1), lexical_span);
+                    let v = vector.apply(c.vector.map(|h| h.1), vector_span);
                     (id.clone(), weight * l + (1.0 - weight) * v)
                 })
                 .collect()
@@ -159,6 +170,7 @@ pub fn rrf_score(ranks: &[Option<u32>], k: u32) -> f64 {
 struct Normaliser {
     norm: Norm,
     low: f64,
+    high: f64,
     /// max − min for min–max, the standard deviation for z.
     spread: f64,
     /// The mean (z) — unused for min–max.
@@ -180,6 +192,7 @@ impl Normaliser {
         Normaliser {
             norm,
             low,
+            high,
             spread: match norm {
                 Norm::MinMax => high - low,
                 Norm::ZScore => var.sqrt(),
@@ -188,21 +201,30 @@ impl Normaliser {
         }
     }
 
-    /// The normalised score; a missing score gets the channel's floor.
-    fn apply(&self, score: Option<f64>) -> f64 {
-        let Some(s) = score else {
-            return match self.norm {
-                Norm::MinMax => 0.0,
-                Norm::ZScore if self.spread > 0.0 => (self.low - self.centre) / self.spread,
-                Norm::ZScore => 0.0,
-            };
-        };
-        match self.norm {
-            // One candidate, or all equal: each is the channel's best.
-            Norm::MinMax if self.spread <= 0.0 => 1.0,
-            Norm::MinMax => (s - self.low) / self.spread,
-            Norm::ZScore if self.spread <= 0.0 => 0.0,
-            Norm::ZScore => (s - self.centre) / self.spread,
+    /// `(best, floor)`: the normalised score of the channel's best hit and
+    /// the one a candidate the channel did not return gets; `None` when the
+    /// scores do not spread.
+    fn span(&self) -> Option<(f64, f64)> {
+        (self.spread > 0.0).then(|| match self.norm {
+            Norm::MinMax => (1.0, 0.0),
+            Norm::ZScore => (
+                (self.high - self.centre) / self.spread,
+                (self.low - self.centre) / self.spread,
+            ),
+        })
+    }
+
+    /// The normalised score; a missing score gets the channel's floor. When
+    /// the scores do not spread, `(hit, miss)` gives the two values.
+    fn apply(&self, score: Option<f64>, (hit, miss): (f64, f64)) -> f64 {
+        if self.spread <= 0.0 {
+            return if score.is_some() { hit } else { miss };
+        }
+        match (score, self.norm) {
+            (None, Norm::MinMax) => 0.0,
+            (None, Norm::ZScore) => (self.low - self.centre) / self.spread,
+            (Some(s), Norm::MinMax) => (s - self.low) / self.spread,
+            (Some(s), Norm::ZScore) => (s - self.centre) / self.spread,
         }
     }
 }
@@ -306,8 +328,9 @@ mod tests {
     #[test]
     fn z_blend_gives_missing_scores_the_channel_floor() {
         let c = hits(&[
-            ("a", Some((1, 3.0)), None),
+            ("a", Some((1, 3.0)), Some((2, 0.2))),
             ("b", Some((2, 1.0)), Some((1, 0.9))),
+            ("c", None, Some((3, 0.1))),
         ]);
         let f = fuse(
             Fusion::Blend {
@@ -316,9 +339,41 @@ mod tests {
             },
             &c,
         );
-        // lexical mean 2, std 1: a +1, b −1; vector: one score → 0, a gets floor 0.
-        assert!((f["a"] - 0.5).abs() < 1e-12, "{f:?}");
-        assert!((f["b"] + 0.5).abs() < 1e-12, "{f:?}");
+        // lexical mean 2, std 1: a +1, b −1, c the floor −1.
+        let v = [0.2, 0.9, 0.1];
+        let mean = v.iter().sum::<f64>() / 3.0;
+        let sd = (v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / 3.0).sqrt();
+        let z = |x: f64| (x - mean) / sd;
+        assert!((f["a"] - 0.5 * (1.0 + z(0.2))).abs() < 1e-12, "{f:?}");
+        assert!((f["b"] - 0.5 * (-1.0 + z(0.9))).abs() < 1e-12, "{f:?}");
+        assert!((f["c"] - 0.5 * (-1.0 + z(0.1))).abs() < 1e-12, "{f:?}");
+    }
+
+    #[test]
+    fn a_lone_hit_in_one_channel_weighs_as_much_as_the_other_channels_best() {
+        // One chunk holds the query's rare term; the vector channel ranks
+        // two paraphrases above it.
+        let c = hits(&[
+            ("exact", Some((1, 6.2)), Some((3, 0.59))),
+            ("near1", None, Some((1, 0.63))),
+            ("near2", None, Some((2, 0.61))),
+            ("far", None, Some((4, 0.40))),
+        ]);
+        for norm in [Norm::ZScore, Norm::MinMax] {
+            let f = fuse(Fusion::Blend { weight: 0.5, norm }, &c);
+            let best = c.keys().max_by(|a, b| f[*a].total_cmp(&f[*b])).unwrap();
+            assert_eq!(best, "exact", "{norm:?}: {f:?}");
+        }
+        // Neither channel spreads: min–max's 1 for a hit, 0 for a miss.
+        let lone = hits(&[("a", Some((1, 2.0)), None), ("b", None, Some((1, 0.5)))]);
+        let f = fuse(
+            Fusion::Blend {
+                weight: 0.25,
+                norm: Norm::ZScore,
+            },
+            &lone,
+        );
+        assert!((f["a"] - 0.25).abs() < 1e-12 && (f["b"] - 0.75).abs() < 1e-12);
     }
 
     #[test]
