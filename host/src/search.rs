@@ -171,7 +171,7 @@ pub fn candidates(
     };
     let lexical_query = match request.mode {
         Mode::Vector => None,
-        _ => fts_expression(&korean_query_terms(request.korean, &terms)),
+        _ => fts_expression(&korean_query_terms(request.korean, &content_terms(&terms))),
     };
     let vector_channel = match request.mode {
         Mode::Lexical => None,
@@ -442,17 +442,27 @@ const STOPWORDS: &[&str] = &[
     "what", "when", "where", "which", "who", "why", "with", "you", "your",
 ];
 
-/// Share of the content words of `terms` found (as words) in `text`.
-pub fn coverage(text: &str, terms: &[String]) -> f64 {
-    let content: Vec<&String> = terms
+/// The words of `terms` that say something about relevance: all but the
+/// stopwords, or every term when the query is nothing but stopwords. The
+/// lexical channel matches only these (a stopword matches most chunks, so
+/// ranking it costs time in proportion to the corpus and moves BM25 little,
+/// as in the BEIR BM25 baselines' analyzer), and [`coverage`] counts them.
+pub fn content_terms(terms: &[String]) -> Vec<String> {
+    let content: Vec<String> = terms
         .iter()
         .filter(|t| !STOPWORDS.contains(&t.as_str()))
+        .cloned()
         .collect();
-    let considered: Vec<&String> = if content.is_empty() {
-        terms.iter().collect()
+    if content.is_empty() {
+        terms.to_vec()
     } else {
         content
-    };
+    }
+}
+
+/// Share of the content words of `terms` found (as words) in `text`.
+pub fn coverage(text: &str, terms: &[String]) -> f64 {
+    let considered = content_terms(terms);
     if considered.is_empty() {
         return 0.0;
     }
@@ -504,6 +514,16 @@ mod tests {
         let e = fts_expression(&query_terms("NEAR(a b) OR c*")).unwrap();
         assert_eq!(e, "text : (\"near\" OR \"a\" OR \"b\" OR \"or\" OR \"c\")");
         assert_eq!(fts_expression(&[]), None);
+    }
+
+    #[test]
+    fn content_terms_drop_stopwords_unless_nothing_else_is_left() {
+        assert_eq!(
+            content_terms(&query_terms("What is the Raft leader election?")),
+            vec!["raft", "leader", "election"]
+        );
+        assert_eq!(content_terms(&query_terms("the who")), vec!["the", "who"]);
+        assert!(content_terms(&[]).is_empty());
     }
 
     #[test]
