@@ -3,7 +3,8 @@
 index: the ceiling kebab's own embedding is compared with (BENCHMARKS.md
 "Embedding throughput").
 
-Usage: bench_embed.py INDEX.sqlite MODEL_DIR [--batch 32] [--threads 2] [--max-length 256]
+Usage: bench_embed.py INDEX.sqlite MODEL_DIR [--file model.onnx] [--batch 32] [--threads 2]
+                      [--max-length 256]
 Needs `onnxruntime` and `tokenizers` (PyPI). Prints chunks/s for the
 texts in stored order and sorted by length (as kebab batches them).
 """
@@ -36,6 +37,7 @@ def main():
     p = argparse.ArgumentParser()
     p.add_argument("index")
     p.add_argument("model_dir")
+    p.add_argument("--file", default="model.onnx", help="model.int8.onnx for compute = int8")
     p.add_argument("--batch", type=int, default=32)
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--max-length", type=int, default=256)
@@ -46,8 +48,9 @@ def main():
     tokenizer.enable_padding()
     options = ort.SessionOptions()
     options.intra_op_num_threads = a.threads
-    session = ort.InferenceSession(f"{a.model_dir}/model.onnx", options)
-    print(f"{len(texts)} chunks, batch {a.batch}, {a.threads} threads, max length {a.max_length}")
+    session = ort.InferenceSession(f"{a.model_dir}/{a.file}", options)
+    print(f"{len(texts)} chunks, {a.file}, batch {a.batch}, {a.threads} threads, "
+          f"max length {a.max_length}")
     print(f"raw ORT, stored order:    {run(session, tokenizer, texts, a.batch):.1f} chunks/s")
     print(f"raw ORT, sorted by length: {run(session, tokenizer, sorted(texts, key=len), a.batch):.1f} chunks/s")
 

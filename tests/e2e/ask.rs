@@ -6,7 +6,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use crate::llm_server::{LlmServer, Script, Wire, config_for, dead_endpoint, tokens};
-use crate::support::{Kb, embedding_config, sample_corpus};
+use crate::support::{Kb, embedding_config, model_id, sample_corpus};
 
 const WIRES: [Wire; 2] = [Wire::Ollama, Wire::OpenAi];
 const QUESTION: &str = "How does the Raft leader replicate log entries with AppendEntries?";
@@ -382,7 +382,7 @@ fn doctor_checks_the_model_server() {
         check("embedding_model")["detail"]
             .as_str()
             .unwrap()
-            .starts_with("all-minilm-l6-v2@v1 (384d)"),
+            .starts_with(&format!("{} (384d)", model_id())),
         "{report:#}"
     );
 

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use crate::support::{Kb, NO_EMBEDDINGS, embedding_config, korean_config, vector_counts};
+use crate::support::{Kb, NO_EMBEDDINGS, embedding_config, korean_config, model_id, vector_counts};
 
 /// A small corpus: one note per topic, no shared vocabulary between the
 /// paraphrase query below and its target note.
@@ -70,7 +70,7 @@ fn paraphrases_need_vectors_identifiers_need_words_and_hybrid_has_both() {
     write_corpus(corpus.path());
     let report = kb.ingest(corpus.path());
     let vectors = &report["vectors"];
-    assert_eq!(vectors["model"], "all-minilm-l6-v2@v1", "{report}");
+    assert_eq!(vectors["model"], model_id(), "{report}");
     assert_eq!(vectors["embedded"], 5, "{report}");
     assert_eq!(vectors["total"], 5, "{report}");
 
@@ -105,7 +105,7 @@ fn paraphrases_need_vectors_identifiers_need_words_and_hybrid_has_both() {
             let r = &hit["retrieval"];
             assert_eq!(r["method"], "hybrid");
             assert_eq!(hit["score_kind"], "rrf");
-            assert_eq!(hit["embedding_model"], "all-minilm-l6-v2@v1");
+            assert_eq!(hit["embedding_model"], model_id());
             let mut raw = 0.0;
             for rank in [&r["lexical_rank"], &r["vector_rank"]] {
                 if let Some(rank) = rank.as_f64() {
@@ -132,7 +132,7 @@ fn paraphrases_need_vectors_identifiers_need_words_and_hybrid_has_both() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
         text.contains("├ lexical (bm25)")
-            && text.contains("├ vector (all-minilm-l6-v2@v1)")
+            && text.contains(&format!("├ vector ({})", model_id()))
             && text.contains("├ rrf fusion")
             && text.contains("chunker md-heading-v1"),
         "{text}"
@@ -454,5 +454,74 @@ fn a_lexical_search_never_loads_the_model() {
     assert!(
         loaded("hybrid"),
         "the log line this test relies on is missing"
+    );
+}
+
+#[test]
+fn float_and_int8_compute_keep_separate_vectors_and_find_the_same_note() {
+    let config = |compute: &str| format!("{}compute = \"{compute}\"\n", embedding_config());
+    let kb = Kb::with_config(&config("float"));
+    let set = |compute: &str| {
+        std::fs::write(kb.dir.path().join("config.toml"), config(compute)).unwrap();
+    };
+    let corpus = tempfile::tempdir().unwrap();
+    write_corpus(corpus.path());
+    let top = |kb: &Kb| {
+        let (resp, code) = search(kb, PARAPHRASE, "vector");
+        assert_eq!(code, 0, "{resp}");
+        (
+            paths(&resp)[0].clone(),
+            resp["hits"][0]["embedding_model"].clone(),
+        )
+    };
+
+    let float = kb.ingest(corpus.path());
+    assert_eq!(float["vectors"]["model"], "all-minilm-l6-v2@v1", "{float}");
+    assert_eq!(float["vectors"]["embedded"], 5, "{float}");
+    assert_eq!(top(&kb), ("bread.md".into(), "all-minilm-l6-v2@v1".into()));
+
+    // int8 vectors are their own model: embedded afresh (never taken from
+    // the float cache) into their own table.
+    set("int8");
+    let int8 = kb.ingest(corpus.path());
+    assert_eq!(
+        int8["vectors"]["model"], "all-minilm-l6-v2@v1+int8",
+        "{int8}"
+    );
+    assert_eq!(int8["vectors"]["embedded"], 5, "{int8}");
+    assert_eq!(int8["vectors"]["from_cache"], 0, "{int8}");
+    assert_eq!(
+        top(&kb),
+        ("bread.md".into(), "all-minilm-l6-v2@v1+int8".into())
+    );
+
+    // Back to float: its vectors are still there.
+    set("float");
+    let again = kb.ingest(corpus.path());
+    assert_eq!(again["vectors"]["embedded"], 0, "{again}");
+    assert_eq!(again["vectors"]["total"], 5, "{again}");
+
+    // int8 asked for where no int8 file exists: an error that says how to
+    // get one.
+    let bare = tempfile::tempdir().unwrap();
+    let model = crate::support::assets_dir().join("models/all-minilm-l6-v2");
+    for file in ["model.onnx", "tokenizer.json"] {
+        std::fs::copy(model.join(file), bare.path().join(file)).unwrap();
+    }
+    std::fs::write(
+        kb.dir.path().join("config.toml"),
+        format!(
+            "[models.embedding]\nmodel = \"all-minilm-l6-v2\"\npath = \"{}\"\nruntime = \"{}\"\ncompute = \"int8\"\n",
+            bare.path().display(),
+            crate::support::assets_dir().join("onnxruntime").display()
+        ),
+    )
+    .unwrap();
+    let out = kb.run(&["search", PARAPHRASE, "--mode", "vector"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("model.int8.onnx") && stderr.contains("fetch-assets.sh"),
+        "{stderr}"
     );
 }

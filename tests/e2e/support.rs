@@ -217,6 +217,18 @@ pub fn embedding_config() -> String {
     )
 }
 
+/// The id vectors of the bundled model are stored under with the default
+/// `compute = "auto"`: its int8 copy (`model.int8.onnx`, made by
+/// fetch-assets.sh) where the CPU has int8 kernels.
+pub fn model_id() -> String {
+    let int8 = assets_dir()
+        .join("models/all-minilm-l6-v2")
+        .join(kebab::embed::INT8_FILE)
+        .is_file()
+        && kebab::embed::cpu_has_int8_kernels();
+    format!("all-minilm-l6-v2@v1{}", if int8 { "+int8" } else { "" })
+}
+
 /// Config turning vector search off.
 pub const NO_EMBEDDINGS: &str = "[models.embedding]\nmodel = \"\"\n";
 
@@ -264,12 +276,8 @@ pub fn vector_counts(kb: &Kb) -> (usize, usize, usize, bool) {
     let records: i64 = db
         .query_row("SELECT count(*) FROM embedding_records", [], |r| r.get(0))
         .unwrap();
-    let table = kebab::vector::VectorStore::open(
-        &kb.data_dir().join("lancedb"),
-        "all-minilm-l6-v2@v1",
-        384,
-    )
-    .unwrap();
+    let table =
+        kebab::vector::VectorStore::open(&kb.data_dir().join("lancedb"), &model_id(), 384).unwrap();
     let lance: Vec<String> = table.chunk_ids().unwrap();
     let same = lance
         .iter()

@@ -73,6 +73,8 @@ impl Session {
                     provider: crate::embed::Provider::Onnx,
                     model: card.name.into(),
                     path: None,
+                    // Installed means model.onnx is there, int8 copy or not.
+                    compute: crate::embed::Compute::Float,
                     ..embedding.clone()
                 };
                 ModelRow {

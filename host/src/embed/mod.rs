@@ -42,6 +42,8 @@ pub enum EmbedError {
     Remote { endpoint: String, detail: String },
     #[error("model produced {got} dimensions, config says {expected}")]
     Dimensions { expected: usize, got: usize },
+    #[error("[models.embedding] compute = \"int8\" needs {path}")]
+    Int8Missing { path: PathBuf },
 }
 
 fn list(paths: &[PathBuf]) -> String {
@@ -73,6 +75,10 @@ impl EmbedError {
             EmbedError::Remote { .. } => "is the server running and serving this model? \
                  check [models.embedding] endpoint, model and api_key_env"
                 .into(),
+            EmbedError::Int8Missing { .. } => format!(
+                "run scripts/fetch-assets.sh (it derives {INT8_FILE} from model.onnx), or set \
+                 [models.embedding] compute = \"auto\" or \"float\""
+            ),
             _ => "check the model files; `kebab doctor` shows what was found".into(),
         }
     }
@@ -99,6 +105,48 @@ impl Provider {
             Provider::Onnx => "onnx",
             Provider::OpenAi => "openai",
         }
+    }
+}
+
+/// The dynamically quantised copy of a local model (`model.onnx`'s matrix
+/// multiplies in 8-bit integers, weights per output channel; made by
+/// `scripts/fetch-assets.sh` with ONNX Runtime's quantiser).
+pub const INT8_FILE: &str = "model.int8.onnx";
+
+/// The arithmetic a local model's matrix multiplies run in.
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum Compute {
+    /// `int8` when the model directory holds [`INT8_FILE`] and the CPU has
+    /// the integer instructions ONNX Runtime's int8 kernels are built on
+    /// ([`cpu_has_int8_kernels`]); `float` otherwise.
+    #[default]
+    Auto,
+    /// `model.onnx` as shipped (floating point; an int8-*weight* file such
+    /// as the bundled MiniLM is dequantised once at load).
+    Float,
+    /// [`INT8_FILE`]: ~1.5× the passages per second of `float` on a 2-core
+    /// AVX CPU without AVX2 (BENCHMARKS.md "Embedding: float vs int8"),
+    /// vectors within cosine ~0.995 of `float`'s. Stored under its own
+    /// version label (`<version>+int8`), so the two never share a table.
+    Int8,
+}
+
+/// Whether this CPU has what ONNX Runtime's int8 matrix kernels need to
+/// beat its float ones: SSE4.1 on x86-64 (its slowest int8 path; AVX2 and
+/// AVX-512 VNNI are faster still), the dot-product extension on AArch64.
+pub fn cpu_has_int8_kernels() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        std::arch::is_x86_feature_detected!("sse4.1")
+    }
+    #[cfg(target_arch = "aarch64")]
+    {
+        std::arch::is_aarch64_feature_detected!("dotprod")
+    }
+    #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+    {
+        false
     }
 }
 
@@ -139,6 +187,9 @@ pub struct EmbeddingConfig {
     pub api_key_env: Option<String>,
     /// Longest wait for one remote request.
     pub timeout_secs: u64,
+    /// Float or int8 matrix multiplies for a local model (`auto`, `float`,
+    /// `int8`).
+    pub compute: Compute,
 }
 
 impl Default for EmbeddingConfig {
@@ -157,6 +208,7 @@ impl Default for EmbeddingConfig {
             endpoint: "http://127.0.0.1:11434/v1".into(),
             api_key_env: None,
             timeout_secs: 60,
+            compute: Compute::Auto,
         }
     }
 }
@@ -164,8 +216,9 @@ impl Default for EmbeddingConfig {
 /// Where a resolved model runs.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ModelSource {
-    /// A local directory holding `model.onnx` and `tokenizer.json`.
-    Local(PathBuf),
+    /// A local directory holding `model.onnx` and `tokenizer.json`, and
+    /// the ONNX file in it that runs (`model.onnx` or [`INT8_FILE`]).
+    Local { dir: PathBuf, file: &'static str },
     /// An OpenAI-compatible server.
     Remote {
         endpoint: String,
@@ -177,7 +230,7 @@ pub enum ModelSource {
 impl std::fmt::Display for ModelSource {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            ModelSource::Local(dir) => write!(f, "{}", dir.display()),
+            ModelSource::Local { dir, file } => write!(f, "{}", dir.join(file).display()),
             ModelSource::Remote { endpoint, .. } => write!(f, "{endpoint}"),
         }
     }
@@ -210,11 +263,18 @@ impl ModelSpec {
         }
         let card = catalog::card(name);
         let dimensions = config.dimensions.or(card.map(|c| c.dimensions));
+        let mut version = config.version.clone();
         let (dimensions, source) = match config.provider {
-            Provider::Onnx => (
-                dimensions.ok_or_else(|| EmbedError::UnknownModel { name: name.into() })?,
-                ModelSource::Local(local_dir(config, name, data_dir, cache_dir)?),
-            ),
+            Provider::Onnx => {
+                let dimensions =
+                    dimensions.ok_or_else(|| EmbedError::UnknownModel { name: name.into() })?;
+                let dir = local_dir(config, name, data_dir, cache_dir)?;
+                let file = onnx_file(config.compute, &dir)?;
+                if file == INT8_FILE {
+                    version.push_str("+int8");
+                }
+                (dimensions, ModelSource::Local { dir, file })
+            }
             Provider::OpenAi => (
                 dimensions.ok_or_else(|| EmbedError::RemoteDimensions { name: name.into() })?,
                 ModelSource::Remote {
@@ -226,7 +286,7 @@ impl ModelSpec {
         };
         Ok(Some(ModelSpec {
             name: name.into(),
-            version: config.version.clone(),
+            version,
             source,
             dimensions,
             max_length: config
@@ -253,7 +313,7 @@ impl ModelSpec {
     /// Who computes the vectors.
     pub fn provider(&self) -> Provider {
         match self.source {
-            ModelSource::Local(_) => Provider::Onnx,
+            ModelSource::Local { .. } => Provider::Onnx,
             ModelSource::Remote { .. } => Provider::OpenAi,
         }
     }
@@ -261,9 +321,23 @@ impl ModelSpec {
     /// The model directory of a local model.
     pub fn local_dir(&self) -> Option<&Path> {
         match &self.source {
-            ModelSource::Local(dir) => Some(dir),
+            ModelSource::Local { dir, .. } => Some(dir),
             ModelSource::Remote { .. } => None,
         }
+    }
+}
+
+/// The ONNX file of the model in `dir` that `compute` asks for.
+fn onnx_file(compute: Compute, dir: &Path) -> Result<&'static str, EmbedError> {
+    let has_int8 = dir.join(INT8_FILE).is_file();
+    match compute {
+        Compute::Float => Ok("model.onnx"),
+        Compute::Int8 if has_int8 => Ok(INT8_FILE),
+        Compute::Int8 => Err(EmbedError::Int8Missing {
+            path: dir.join(INT8_FILE),
+        }),
+        Compute::Auto if has_int8 && cpu_has_int8_kernels() => Ok(INT8_FILE),
+        Compute::Auto => Ok("model.onnx"),
     }
 }
 
@@ -303,8 +377,9 @@ enum Backend {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Workload {
     /// Many texts (ingest, eval, a server, bulk search): the graph is
-    /// optimised at load — for MiniLM int8 on two cores ~350 ms once, then
-    /// each query ~4 ms and batches ~25 % faster.
+    /// optimised at load — for the int8-weight MiniLM run as float
+    /// (`compute = "float"`) on two cores ~350 ms once, then each query
+    /// ~4 ms and batches ~25 % faster.
     Many,
     /// One query, then the process ends (`kebab search`, `kebab ask`): no
     /// graph optimisation — load ~20 ms, the query ~30 ms, same vectors.
@@ -336,10 +411,11 @@ impl Embedder {
         workload: Workload,
     ) -> Result<Embedder, EmbedError> {
         let backend = match &spec.source {
-            ModelSource::Local(dir) => {
+            ModelSource::Local { dir, file } => {
                 let library = runtime::locate(runtime_candidates)?;
                 Backend::Onnx(Box::new(onnx::OnnxModel::load(
                     dir,
+                    file,
                     spec.max_length,
                     &library,
                     workload,
@@ -515,7 +591,13 @@ mod tests {
         std::fs::write(model.join("model.onnx"), b"x").unwrap();
         std::fs::write(model.join("tokenizer.json"), b"x").unwrap();
         let spec = ModelSpec::resolve(&config, &data, &cache).unwrap().unwrap();
-        assert_eq!(spec.source, ModelSource::Local(model));
+        assert_eq!(
+            spec.source,
+            ModelSource::Local {
+                dir: model.clone(),
+                file: "model.onnx"
+            }
+        );
         assert_eq!((spec.dimensions, spec.max_length), (384, 512));
         assert_eq!(spec.query_prefix, "query: ");
         assert_eq!(spec.id(), "multilingual-e5-small@v1");
@@ -533,6 +615,49 @@ mod tests {
             ModelSpec::resolve(&unknown, &data, &cache),
             Err(EmbedError::UnknownModel { .. })
         ));
+    }
+
+    #[test]
+    fn compute_picks_the_int8_file_only_where_it_exists_and_labels_its_vectors() {
+        let dir = tempfile::tempdir().unwrap();
+        for file in ["model.onnx", "tokenizer.json"] {
+            std::fs::write(dir.path().join(file), b"x").unwrap();
+        }
+        let resolve = |compute: &str| {
+            let config: EmbeddingConfig = toml::from_str(&format!(
+                "model = \"all-minilm-l6-v2\"\npath = {:?}\ncompute = \"{compute}\"\n",
+                dir.path().to_str().unwrap()
+            ))
+            .unwrap();
+            ModelSpec::resolve(&config, dir.path(), dir.path()).map(Option::unwrap)
+        };
+        let file = |spec: &ModelSpec| match spec.source {
+            ModelSource::Local { file, .. } => file,
+            _ => unreachable!(),
+        };
+        // No int8 file: auto and float run model.onnx, int8 is an error.
+        for compute in ["auto", "float"] {
+            let spec = resolve(compute).unwrap();
+            assert_eq!(
+                (file(&spec), spec.id().as_str()),
+                ("model.onnx", "all-minilm-l6-v2@v1")
+            );
+        }
+        assert!(matches!(
+            resolve("int8"),
+            Err(EmbedError::Int8Missing { path }) if path == dir.path().join(INT8_FILE)
+        ));
+        // With it: int8 runs it under its own label; auto as the CPU says.
+        std::fs::write(dir.path().join(INT8_FILE), b"x").unwrap();
+        let int8 = resolve("int8").unwrap();
+        assert_eq!(
+            (file(&int8), int8.id().as_str()),
+            (INT8_FILE, "all-minilm-l6-v2@v1+int8")
+        );
+        assert_eq!(file(&resolve("float").unwrap()), "model.onnx");
+        let auto = resolve("auto").unwrap();
+        assert_eq!(auto == int8, cpu_has_int8_kernels());
+        assert!(toml::from_str::<EmbeddingConfig>("compute = \"int4\"").is_err());
     }
 
     #[test]

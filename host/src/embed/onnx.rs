@@ -32,10 +32,11 @@ pub struct Output {
 
 impl OnnxModel {
     /// Load ONNX Runtime from `library`, then the tokenizer (truncating to
-    /// `max_length` tokens, no padding) and the model in `dir`, its graph
-    /// optimised only for [`Workload::Many`].
+    /// `max_length` tokens, no padding) and the model `file` in `dir`, its
+    /// graph optimised only for [`Workload::Many`].
     pub fn load(
         dir: &Path,
+        file: &str,
         max_length: usize,
         library: &Path,
         workload: Workload,
@@ -55,7 +56,7 @@ impl OnnxModel {
                 ..Default::default()
             }))
             .map_err(|e| load_err(&tokenizer_path, e.to_string()))?;
-        let model_path = dir.join("model.onnx");
+        let model_path = dir.join(file);
         let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
         let optimisation = match workload {
             Workload::Many => GraphOptimizationLevel::All,
