@@ -125,7 +125,7 @@ pub enum Compute {
     /// `model.onnx` as shipped (floating point; an int8-*weight* file such
     /// as the bundled MiniLM is dequantised once at load).
     Float,
-    /// [`INT8_FILE`]: ~1.5× the passages per second of `float` on a 2-core
+    /// [`INT8_FILE`]: ~1.4× the passages per second of `float` on a 2-core
     /// AVX CPU without AVX2 (BENCHMARKS.md "Embedding: float vs int8"),
     /// vectors within cosine ~0.995 of `float`'s. Stored under its own
     /// version label (`<version>+int8`), so the two never share a table.
