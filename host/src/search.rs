@@ -186,7 +186,7 @@ pub fn candidates(
     // SQLite (whose connection stays on this one) answers the lexical query.
     let (lexical_hits, vector_hits) = match (&lexical_query, vector_channel) {
         (Some(expr), Some(channel)) => std::thread::scope(|s| {
-            let vector = s.spawn(|| nearest(channel, request.query, fetch));
+            let vector = s.spawn(|| nearest(channel, request.query, fetch, request.k));
             let lexical = lexical(expr);
             let vector = vector
                 .join()
@@ -195,7 +195,7 @@ pub fn candidates(
         }),
         (expr, channel) => (
             expr.as_ref().map(lexical),
-            channel.map(|c| nearest(c, request.query, fetch)),
+            channel.map(|c| nearest(c, request.query, fetch, request.k)),
         ),
     };
     let mut rows: HashMap<String, HitRow> = HashMap::new();
@@ -212,7 +212,7 @@ pub fn candidates(
             channel,
             &query,
             neighbours,
-            fetch,
+            (fetch, request.k),
             per_channel,
             request.filter,
         )?;
@@ -334,27 +334,30 @@ fn first_fetch(n: usize, filter: &ChunkFilter) -> usize {
 /// Chunk ids with their cosine similarity to the query, best first.
 type Neighbours = Vec<(String, f32)>;
 
-/// The query's vector and its `fetch` nearest rows: the part of the vector
-/// channel that does not touch SQLite.
+/// The query's vector and its `fetch` nearest rows, of which the best
+/// `shown` reach the user: the part of the vector channel that does not
+/// touch SQLite.
 fn nearest(
     channel: VectorChannel<'_>,
     text: &str,
     fetch: usize,
+    shown: usize,
 ) -> Result<(Vec<f32>, Neighbours), SearchError> {
     let query = channel.embedder.embed_query(text)?;
-    let neighbours = channel.table.search(&query, fetch)?;
+    let neighbours = channel.table.search_pool(&query, fetch, shown)?;
     Ok((query, neighbours))
 }
 
 /// Nearest chunks passing `filter`, best first, at most `n`, starting from
-/// the first `fetch` `neighbours` of `query`: the table is asked for more
-/// until `n` pass the filter or it runs out.
+/// the first `fetch` `neighbours` of `query` (`shown` of them reach the
+/// user): the table is asked for more until `n` pass the filter or it runs
+/// out.
 fn vector_candidates(
     store: &Store,
     channel: VectorChannel<'_>,
     query: &[f32],
     mut neighbours: Neighbours,
-    mut fetch: usize,
+    (mut fetch, shown): (usize, usize),
     n: usize,
     filter: &ChunkFilter,
 ) -> Result<Vec<(HitRow, f32)>, SearchError> {
@@ -376,7 +379,7 @@ fn vector_candidates(
             return Ok(found);
         }
         fetch *= 4;
-        neighbours = channel.table.search(query, fetch)?;
+        neighbours = channel.table.search_pool(query, fetch, shown)?;
     }
 }
 
