@@ -18,9 +18,14 @@ import argparse
 import json
 import math
 import re
+import os
 import subprocess
+import sys
 import time
 from pathlib import Path
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_mcp import pct  # noqa: E402
 
 
 def ndcg_at_10(ranked: list[str], relevant: dict[str, int]) -> float:
@@ -28,11 +33,6 @@ def ndcg_at_10(ranked: list[str], relevant: dict[str, int]) -> float:
     ideal = sorted(relevant.values(), reverse=True)[:10]
     idcg = sum(g / math.log2(i + 2) for i, g in enumerate(ideal))
     return dcg / idcg if idcg else 0.0
-
-
-def pct(xs: list[float], p: int) -> float:
-    s = sorted(xs)
-    return s[min(len(s) - 1, int(len(s) * p / 100))]
 
 
 def timed(cmd: list[str]) -> tuple[float, str]:

@@ -92,9 +92,9 @@ impl AnnParams {
     /// the best `shown` are ranked for the user (hybrid search's candidate
     /// pool): the index re-scores `refine_factor × shown` rows — never fewer
     /// than `limit` — instead of `refine_factor × limit`. At 100k chunks a
-    /// pool of 100 for 10 shown costs ~20 ms this way instead of ~37 ms,
-    /// with recall@100 0.98 instead of 0.9998 (BENCHMARKS.md "Vector
-    /// search at 100k chunks").
+    /// pool of 100 for 10 shown costs ~19 ms this way instead of ~28 ms,
+    /// with recall@100 0.985 instead of 1 (BENCHMARKS.md "Hybrid's
+    /// candidate pool re-scored for the hits shown").
     pub fn for_pool(self, limit: usize, shown: usize) -> AnnParams {
         let budget = self.refine_factor as usize * shown.min(limit);
         AnnParams {
