@@ -200,7 +200,7 @@ fn hybrid_latency(embedder: &Embedder, n: usize, rng: &mut Rng) {
     let built = start.elapsed().as_secs_f64();
     let start = Instant::now();
     let ann = vectors
-        .ensure_index(Config::default().search.ann_min_rows)
+        .ensure_index(Config::default().search.ann_min_rows, n)
         .unwrap();
     let index_secs = start.elapsed().as_secs_f64();
     let channel = VectorChannel {

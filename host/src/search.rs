@@ -4,6 +4,7 @@
 //! snippet taken from the chunk's text.
 
 use std::collections::HashMap;
+use std::time::{Duration, Instant};
 
 use crate::fusion::{ChannelHits, Fusion};
 use crate::spans::SourceSpan;
@@ -181,7 +182,11 @@ pub fn candidates(
         })?),
     };
     let fetch = first_fetch(per_channel, request.filter);
-    let lexical = |expr: &String| store.lexical_search(expr, per_channel, request.filter);
+    let started = Instant::now();
+    let lexical = |expr: &String| {
+        let hits = store.lexical_search(expr, per_channel, request.filter);
+        (hits, started.elapsed())
+    };
     // Both channels: the model and LanceDB answer on a second thread while
     // SQLite (whose connection stays on this one) answers the lexical query.
     let (lexical_hits, vector_hits) = match (&lexical_query, vector_channel) {
@@ -198,6 +203,9 @@ pub fn candidates(
             channel.map(|c| nearest(c, request.query, fetch, request.k)),
         ),
     };
+    let channels_done = started.elapsed();
+    let lexical_took = lexical_hits.as_ref().map(|(_, took)| *took);
+    let lexical_hits = lexical_hits.map(|(hits, _)| hits);
     let mut rows: HashMap<String, HitRow> = HashMap::new();
     let mut channels: HashMap<String, ChannelHits> = HashMap::new();
     for (i, (row, bm25)) in lexical_hits.transpose()?.into_iter().flatten().enumerate() {
@@ -205,7 +213,15 @@ pub fn candidates(
         rows.insert(row.chunk_id.clone(), row);
     }
     let mut model = None;
-    if let (Some(channel), Some((query, neighbours))) = (vector_channel, vector_hits.transpose()?) {
+    let mut vector_took = None;
+    if let (Some(channel), Some(nearest)) = (vector_channel, vector_hits.transpose()?) {
+        let Nearest {
+            query,
+            neighbours,
+            embed,
+            search,
+        } = nearest;
+        vector_took = Some((embed, search));
         model = Some(channel.embedder.spec().id());
         let found = vector_candidates(
             store,
@@ -222,6 +238,15 @@ pub fn candidates(
             rows.insert(row.chunk_id.clone(), row);
         }
     }
+    let ms = |d: Duration| d.as_secs_f64() * 1000.0;
+    tracing::debug!(
+        lexical_ms = lexical_took.map(ms),
+        embed_ms = vector_took.map(|(embed, _)| ms(embed)),
+        ann_ms = vector_took.map(|(_, search)| ms(search)),
+        channels_ms = ms(channels_done),
+        total_ms = ms(started.elapsed()),
+        "search candidates"
+    );
     Ok(Candidates {
         terms,
         rows,
@@ -334,6 +359,16 @@ fn first_fetch(n: usize, filter: &ChunkFilter) -> usize {
 /// Chunk ids with their cosine similarity to the query, best first.
 type Neighbours = Vec<(String, f32)>;
 
+/// What the vector channel found before SQLite is asked for the rows.
+struct Nearest {
+    query: Vec<f32>,
+    neighbours: Neighbours,
+    /// Time spent embedding the query.
+    embed: Duration,
+    /// Time spent in the vector index.
+    search: Duration,
+}
+
 /// The query's vector and its `fetch` nearest rows, of which the best
 /// `shown` reach the user: the part of the vector channel that does not
 /// touch SQLite.
@@ -342,10 +377,17 @@ fn nearest(
     text: &str,
     fetch: usize,
     shown: usize,
-) -> Result<(Vec<f32>, Neighbours), SearchError> {
+) -> Result<Nearest, SearchError> {
+    let started = Instant::now();
     let query = channel.embedder.embed_query(text)?;
+    let embed = started.elapsed();
     let neighbours = channel.table.search_pool(&query, fetch, shown)?;
-    Ok((query, neighbours))
+    Ok(Nearest {
+        query,
+        neighbours,
+        embed,
+        search: started.elapsed() - embed,
+    })
 }
 
 /// Nearest chunks passing `filter`, best first, at most `n`, starting from

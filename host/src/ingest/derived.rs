@@ -56,6 +56,10 @@ pub struct VectorReport {
     /// Data fragments of the table afterwards (compacted when many small
     /// ones or many deleted rows had gathered).
     pub fragments: usize,
+    /// Parts of the ANN index afterwards (0 without one; at most
+    /// `vector::MAX_INDEX_PARTS`): new rows become a part, merged with
+    /// the newest parts of a similar size.
+    pub index_parts: usize,
 }
 
 /// Time spent per stage, in milliseconds (fractional: one document's
@@ -161,8 +165,10 @@ pub fn sync_vectors(
     let (_, layout) = vectors.compact()?;
     report.fragments = layout.fragments;
     if report.embedded + report.from_cache > 0 {
-        report.ann_index = vectors.ensure_index(ann_min_rows)?;
+        report.ann_index =
+            vectors.ensure_index(ann_min_rows, report.embedded + report.from_cache)?;
     }
+    report.index_parts = vectors.layout()?.index_parts;
     vectors.prune(crate::vector::PRUNE_AFTER)?;
     timings.vector_store_ms += t.elapsed().as_secs_f64() * 1000.0;
     Ok(report)
