@@ -480,9 +480,33 @@ fn float_and_int8_compute_keep_separate_vectors_and_find_the_same_note() {
     assert_eq!(float["vectors"]["embedded"], 5, "{float}");
     assert_eq!(top(&kb), ("bread.md".into(), "all-minilm-l6-v2@v1".into()));
 
-    // int8 vectors are their own model: embedded afresh (never taken from
-    // the float cache) into their own table.
+    // int8 vectors are their own model: until an ingest embeds the chunks
+    // for it, search says so and doctor is unhealthy, naming the fix.
     set("int8");
+    let out = kb.run(&["search", PARAPHRASE]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("5 chunks have no vector for all-minilm-l6-v2@v1+int8")
+            && stderr.contains("kebab ingest"),
+        "{stderr}"
+    );
+    let out = kb.run(&["doctor", "--json"]);
+    assert_eq!(out.status.code(), Some(3));
+    let doctor: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let check = doctor["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "embedding_model")
+        .unwrap();
+    assert_eq!(check["ok"], false, "{check}");
+    assert!(
+        check["hint"].as_str().unwrap().contains("kebab ingest"),
+        "{check}"
+    );
+
+    // Embedded afresh (never taken from the float cache) into their own
+    // table.
     let int8 = kb.ingest(corpus.path());
     assert_eq!(
         int8["vectors"]["model"], "all-minilm-l6-v2@v1+int8",
@@ -500,6 +524,9 @@ fn float_and_int8_compute_keep_separate_vectors_and_find_the_same_note() {
     let again = kb.ingest(corpus.path());
     assert_eq!(again["vectors"]["embedded"], 0, "{again}");
     assert_eq!(again["vectors"]["total"], 5, "{again}");
+    let out = kb.run(&["search", PARAPHRASE]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("no vector"), "{stderr}");
 
     // int8 asked for where no int8 file exists: an error that says how to
     // get one.

@@ -254,7 +254,8 @@ fn search_index_checks(app: &App) -> Vec<(&'static str, CheckResult)> {
 }
 
 /// The embedding model: loaded, answering a probe query with vectors of
-/// the configured length, and its vector table's size.
+/// the configured length, its vector table's size, and a vector for every
+/// chunk.
 fn embedding_check(app: &App) -> CheckResult {
     // One probe query: no graph optimisation needed.
     let embedder = match app.embedder(crate::embed::Workload::One) {
@@ -272,11 +273,30 @@ fn embedding_check(app: &App) -> CheckResult {
         .vectors(spec)
         .and_then(|v| v.count().map(|n| (v.name().to_string(), n)))
         .map_err(|err| (err.to_string(), "re-run `kebab ingest`".to_string()))?;
-    Ok(format!(
+    let detail = format!(
         "{} ({}d) from {} ({}); {n} vectors in {table}",
         spec.id(),
         spec.dimensions,
         spec.source,
         spec.provider().as_str(),
-    ))
+    );
+    let missing = app
+        .store
+        .count_chunks_missing_vectors((&spec.name, &spec.version, spec.dimensions))
+        .map_err(|e| {
+            (
+                e.to_string(),
+                "move the index aside and re-ingest".to_string(),
+            )
+        })?;
+    if missing > 0 {
+        return Err((
+            format!("{detail}; {missing} chunks have no vector for this model"),
+            "run `kebab ingest` to embed them: until then vector and hybrid search cannot \
+             find them (the model or its `compute` changed since they were indexed, or an \
+             ingest stopped early)"
+                .into(),
+        ));
+    }
+    Ok(detail)
 }

@@ -54,6 +54,9 @@ pub struct Session {
     /// The index's `data_version` when the vector table last moved to its
     /// latest version (with `keep_fresh`).
     vectors_seen: Cell<Option<i64>>,
+    /// Chunks without a vector for the loaded model, with the index's
+    /// `data_version` when they were counted.
+    missing_vectors: Cell<Option<(Option<i64>, usize)>>,
     /// How the embedding model is prepared (see [`Session::for_one_query`]).
     workload: Workload,
 }
@@ -155,6 +158,7 @@ impl Session {
             reranker: OnceCell::new(),
             keep_fresh: false,
             vectors_seen: Cell::new(None),
+            missing_vectors: Cell::new(None),
             workload: Workload::Many,
         }
     }
@@ -274,7 +278,12 @@ impl Session {
                 reason: "[models.embedding] model is empty".into(),
             }
             .into()),
-            (_, Ok(channel)) => Ok(channel),
+            (_, Ok(channel)) => {
+                if let Some(note) = channel.and_then(|c| self.missing_vectors_note(c)) {
+                    notes.push(note);
+                }
+                Ok(channel)
+            }
             (Some(m), Err(why)) => Err(SearchError::NoVectors {
                 mode: m.as_str(),
                 reason: why,
@@ -285,6 +294,38 @@ impl Session {
                 Ok(None)
             }
         }
+    }
+
+    /// A note when chunks have no vector for `channel`'s model (counted
+    /// once per index version): the model, its version or its `compute`
+    /// changed since they were indexed, or an ingest stopped before
+    /// embedding them, and vector search cannot find them until an ingest
+    /// does.
+    fn missing_vectors_note(&self, channel: VectorChannel<'_>) -> Option<String> {
+        let store = &self.app().ok()?.store;
+        let version = store.data_version().ok();
+        let spec = channel.embedder.spec();
+        let missing = match self.missing_vectors.get() {
+            Some((seen, n)) if seen.is_some() && seen == version => n,
+            _ => {
+                let n = store
+                    .count_chunks_missing_vectors((&spec.name, &spec.version, spec.dimensions))
+                    .ok()?;
+                self.missing_vectors.set(Some((version, n)));
+                if n > 0 {
+                    tracing::info!(model = %spec.id(), chunks = n, "chunks without vectors");
+                }
+                n
+            }
+        };
+        (missing > 0).then(|| {
+            format!(
+                "{missing} chunks have no vector for {} (the model or its `compute` changed \
+                 since they were indexed, or an ingest stopped early): vector search cannot \
+                 find them until `kebab ingest` embeds them",
+                spec.id()
+            )
+        })
     }
 
     /// The reranker when `[search.rerank]` is enabled (loaded on first
