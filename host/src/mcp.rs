@@ -172,7 +172,7 @@ impl ServerHandler for KebabServer {
 fn dispatch(session: &Session, tool: &str, arguments: Value) -> Result<Value, Value> {
     let run = || -> Result<Value, ApiError> {
         Ok(match tool {
-            "search" => to_value(&session.search(&parse::<SearchInput>(arguments)?)?.response),
+            "search" => to_value(&session.search(&parse::<SearchInput>(arguments)?)?),
             "bulk_search" => {
                 // The cap is `Session::bulk_search`'s to check.
                 let queries = parse::<BulkSearchArgs>(arguments)?.queries;

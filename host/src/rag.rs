@@ -576,6 +576,7 @@ impl<'a> Draft<'a> {
             created_at: crate::store::now_rfc3339(),
             conversation_id: self.conversation_id.clone(),
             turn_index: self.turn_index,
+            notes: Vec::new(),
         }
     }
 

@@ -439,6 +439,7 @@ pub fn search(
             .into_iter()
             .map(|r| r.hit)
             .collect(),
+        notes: Vec::new(),
     })
 }
 

@@ -175,6 +175,11 @@ pub struct SearchResponse {
     pub query: String,
     pub mode: &'static str,
     pub hits: Vec<SearchHit>,
+    /// Why the search ran with less than the index can give (lexical only
+    /// because no model loads, chunks without vectors, no Korean
+    /// dictionary), each with what fixes it; absent when nothing is amiss.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
 }
 
 /// `doc_summary.v1`.
@@ -321,6 +326,10 @@ pub struct Answer {
     pub conversation_id: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub turn_index: Option<u32>,
+    /// Why retrieval ran with less than the index can give, as in
+    /// `search_response.v1`; absent when nothing is amiss.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
 }
 
 /// Every typed wire schema as JSON Schema (draft 2020-12, describing what

@@ -490,6 +490,13 @@ fn float_and_int8_compute_keep_separate_vectors_and_find_the_same_note() {
             && stderr.contains("kebab ingest"),
         "{stderr}"
     );
+    let (resp, _) = search(&kb, PARAPHRASE, "hybrid");
+    assert!(
+        resp["notes"][0]
+            .as_str()
+            .is_some_and(|n| n.contains("5 chunks have no vector")),
+        "{resp}"
+    );
     let out = kb.run(&["doctor", "--json"]);
     assert_eq!(out.status.code(), Some(3));
     let doctor: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
@@ -527,6 +534,8 @@ fn float_and_int8_compute_keep_separate_vectors_and_find_the_same_note() {
     let out = kb.run(&["search", PARAPHRASE]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!stderr.contains("no vector"), "{stderr}");
+    let (resp, _) = search(&kb, PARAPHRASE, "hybrid");
+    assert!(resp.get("notes").is_none(), "{resp}");
 
     // int8 asked for where no int8 file exists: an error that says how to
     // get one.

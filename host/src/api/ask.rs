@@ -78,7 +78,7 @@ impl Session {
         // Answers and chat turns are written through a connection of
         // their own: the session's stays a reader.
         let mut store = Store::open(&self.paths.sqlite())?;
-        Ok(crate::rag::ask(
+        let mut outcome = crate::rag::ask(
             &mut store,
             &llm,
             &self.config,
@@ -86,7 +86,9 @@ impl Session {
             &opts,
             on_token,
             cancel,
-        )?)
+        )?;
+        outcome.answer.notes = notes;
+        Ok(outcome)
     }
 }
 

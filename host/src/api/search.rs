@@ -59,16 +59,6 @@ impl SearchInput {
     }
 }
 
-/// A search's result and what the caller should be told beside it.
-#[derive(Debug, Clone)]
-pub struct SearchOutcome {
-    /// `search_response.v1`.
-    pub response: SearchResponse,
-    /// Why the search ran with less than the default (e.g. lexical only
-    /// because no model loads), each with a hint.
-    pub notes: Vec<String>,
-}
-
 /// `bulk_search_item.v1`: one query of a bulk call, answered or failed.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct BulkSearchItem {
@@ -108,7 +98,7 @@ impl BulkSearchItem {
 
 impl Session {
     /// `kebab search`: one query, `search_response.v1`.
-    pub fn search(&self, input: &SearchInput) -> Result<SearchOutcome, ApiError> {
+    pub fn search(&self, input: &SearchInput) -> Result<SearchResponse, ApiError> {
         if input.query.trim().is_empty() {
             return Err(ApiError::invalid("query", "is empty"));
         }
@@ -136,14 +126,15 @@ impl Session {
             rerank: self.reranker()?,
         };
         let started = std::time::Instant::now();
-        let response = crate::search::search(&app.store, channel, &request)?;
+        let mut response = crate::search::search(&app.store, channel, &request)?;
+        response.notes = notes;
         tracing::info!(
             mode = response.mode,
             hits = response.hits.len(),
             ms = started.elapsed().as_secs_f64() * 1000.0,
             "search"
         );
-        Ok(SearchOutcome { response, notes })
+        Ok(response)
     }
 
     /// `bulk_search`: up to [`BULK_CAP`] queries in one call, in order;
@@ -164,7 +155,7 @@ impl Session {
             let query = input.as_ref().ok().map(|i| i.query.clone());
             let mut item = BulkSearchItem::new(index, query);
             match input.and_then(|i| self.search(&i)) {
-                Ok(outcome) => item.response = Some(outcome.response),
+                Ok(response) => item.response = Some(response),
                 Err(e) => item.error = Some(e.report()),
             }
             items.push(item);

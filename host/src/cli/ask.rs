@@ -35,6 +35,9 @@ pub(crate) fn ask(session: &Session, input: &kebab::api::ask::AskInput, json: bo
     if json {
         print_json(&outcome.answer)?;
     } else {
+        for note in &outcome.answer.notes {
+            eprintln!("note: {note}");
+        }
         print_answer(&outcome, stream, input.explain, &input.question);
     }
     if let Some(e) = &outcome.error {

@@ -14,13 +14,12 @@ pub(crate) fn search(
     explain: bool,
     json: bool,
 ) -> Result<u8> {
-    let outcome = session.search(input)?;
+    let response = session.search(input)?;
     if !json {
-        for note in &outcome.notes {
+        for note in &response.notes {
             eprintln!("note: {note}");
         }
     }
-    let response = outcome.response;
     if json {
         print_json(&response)?;
     } else {
