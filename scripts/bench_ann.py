@@ -4,7 +4,7 @@ by the real model (BENCHMARKS.md, "Vector search at 100k chunks").
 
 usage: python3 scripts/bench_ann.py KEBAB ASSETS WORK [--chunks 100000]
            [--queries 200] [--calls 200] [--nprobes 1,5,20,50] [--ef 15,40,100]
-           [--refine 1,4]
+           [--refine 1,4] [--ann-min-rows N]
 
 Corpus: the README/markdown files and then the Rust sources of the crates
 pinned in Cargo.lock, read from the cargo registry the build fetched
@@ -108,6 +108,8 @@ def main() -> None:
     ap.add_argument("--nprobes", default="1,5,20,50")
     ap.add_argument("--ef", default="15,40,100")
     ap.add_argument("--refine", default="1,4")
+    ap.add_argument("--ann-min-rows", type=int,
+                    help="[search] ann_min_rows: index smaller corpora than the default does")
     a = ap.parse_args()
     work = Path(a.work)
     corpus = work / "corpus"
@@ -117,6 +119,7 @@ def main() -> None:
         "[models.embedding]\nmodel = \"all-minilm-l6-v2\"\n"
         f"path = \"{a.assets}/models/all-minilm-l6-v2\"\nruntime = \"{a.assets}/onnxruntime\"\n"
         "max_length = 48\n\n[chunking]\ntarget_tokens = 40\noverlap_tokens = 0\n"
+        + (f"\n[search]\nann_min_rows = {a.ann_min_rows}\n" if a.ann_min_rows else "")
     )
     env = dict(os.environ, KEBAB_CONFIG=str(config), KEBAB_DATA_DIR=str(work / "data"))
 

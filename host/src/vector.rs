@@ -680,13 +680,17 @@ mod tests {
                 .collect();
             crate::embed::normalise(v)
         };
-        let rows: Vec<VectorRow> = (0..600)
-            .map(|i| VectorRow {
-                chunk_id: format!("c{i}"),
-                doc_id: "d".into(),
-                vector: random(),
-            })
-            .collect();
+        // `n` rows of random vectors named `prefix0`, `prefix1`, ...
+        let mut batch = |prefix: &str, n: usize| -> Vec<VectorRow> {
+            (0..n)
+                .map(|i| VectorRow {
+                    chunk_id: format!("{prefix}{i}"),
+                    doc_id: "d".into(),
+                    vector: random(),
+                })
+                .collect()
+        };
+        let rows = batch("c", 600);
         store.add(&rows).unwrap();
         assert!(
             !store.ensure_index(1000, 600).unwrap(),
@@ -698,13 +702,7 @@ mod tests {
 
         // A row per run: the first becomes a part of its own, and each
         // later one merges with it, never with the 600-row part.
-        let late: Vec<VectorRow> = (0..5)
-            .map(|i| VectorRow {
-                chunk_id: format!("late{i}"),
-                doc_id: "d".into(),
-                vector: random(),
-            })
-            .collect();
+        let late = batch("late", 5);
         let mut parts = Vec::new();
         for row in &late {
             store.add(std::slice::from_ref(row)).unwrap();
@@ -718,13 +716,7 @@ mod tests {
             assert_eq!(hits[0].0, row.chunk_id, "{hits:?}");
         }
         // A run about as big as the old part merges everything into one.
-        let bulk: Vec<VectorRow> = (0..300)
-            .map(|i| VectorRow {
-                chunk_id: format!("bulk{i}"),
-                doc_id: "d".into(),
-                vector: random(),
-            })
-            .collect();
+        let bulk = batch("bulk", 300);
         store.add(&bulk).unwrap();
         assert!(store.ensure_index(500, bulk.len()).unwrap());
         assert_eq!(store.index_part_rows().unwrap(), [905]);

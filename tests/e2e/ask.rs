@@ -6,7 +6,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use crate::llm_server::{LlmServer, Script, Wire, config_for, dead_endpoint, tokens};
-use crate::support::{Kb, embedding_config, model_id, sample_corpus};
+use crate::support::{Kb, doctor_check, embedding_config, model_id, sample_corpus};
 
 const WIRES: [Wire; 2] = [Wire::Ollama, Wire::OpenAi];
 const QUESTION: &str = "How does the Raft leader replicate log entries with AppendEntries?";
@@ -362,15 +362,7 @@ fn doctor_checks_the_model_server() {
     assert_eq!(code, 0, "{report:#}");
     assert_eq!(report["schema_version"], "doctor.v1");
     assert_eq!(report["ok"], true);
-    let check = |name: &str| {
-        report["checks"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|c| c["name"] == name)
-            .unwrap_or_else(|| panic!("no {name} check: {report:#}"))
-            .clone()
-    };
+    let check = |name: &str| doctor_check(&report, name).clone();
     assert!(
         check("onnx_runtime")["detail"]
             .as_str()
@@ -390,12 +382,7 @@ fn doctor_checks_the_model_server() {
     let kb = Kb::with_config(&server.config(5));
     let (report, code) = kb.json(&["doctor"]);
     assert_eq!(code, 3, "{report:#}");
-    let model = report["checks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["name"] == "embedding_model")
-        .unwrap();
+    let model = doctor_check(&report, "embedding_model");
     assert_eq!(model["ok"], false);
     assert!(
         model["hint"]
@@ -408,12 +395,7 @@ fn doctor_checks_the_model_server() {
     let kb = Kb::with_config(&server.config(5).replace("test-model:1b", "other-model"));
     let (report, code) = kb.json(&["doctor"]);
     assert_eq!(code, 3);
-    let missing = report["checks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["name"] == "llm_model_available")
-        .unwrap();
+    let missing = doctor_check(&report, "llm_model_available");
     assert_eq!(missing["ok"], false);
 
     let kb = Kb::with_config(&config_for(Wire::Ollama, &dead_endpoint(), 2));

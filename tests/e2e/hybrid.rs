@@ -6,7 +6,9 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use crate::support::{Kb, NO_EMBEDDINGS, embedding_config, korean_config, model_id, vector_counts};
+use crate::support::{
+    Kb, NO_EMBEDDINGS, doctor_check, embedding_config, korean_config, model_id, vector_counts,
+};
 
 /// A small corpus: one note per topic, no shared vocabulary between the
 /// paraphrase query below and its target note.
@@ -500,12 +502,7 @@ fn float_and_int8_compute_keep_separate_vectors_and_find_the_same_note() {
     let out = kb.run(&["doctor", "--json"]);
     assert_eq!(out.status.code(), Some(3));
     let doctor: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    let check = doctor["checks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["name"] == "embedding_model")
-        .unwrap();
+    let check = doctor_check(&doctor, "embedding_model");
     assert_eq!(check["ok"], false, "{check}");
     assert!(
         check["hint"].as_str().unwrap().contains("kebab ingest"),

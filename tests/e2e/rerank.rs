@@ -10,7 +10,7 @@ use std::path::Path;
 use serde_json::Value;
 
 use crate::llm_server::{LlmServer, Script, Wire, tokens};
-use crate::support::{Kb, NO_EMBEDDINGS, assets_dir, embedding_config};
+use crate::support::{Kb, NO_EMBEDDINGS, assets_dir, doctor_check, embedding_config};
 
 /// A model directory (outside any corpus) holding the test graph and the
 /// MiniLM tokenizer.
@@ -124,12 +124,7 @@ fn the_reranker_reorders_search_hits_and_keeps_the_fused_scores() {
     // doctor loads the model and scores a probe pair ("kebab doctor" vs
     // "kebab doctor checks the reranker": 2 of 4 counted pieces, 10 × 2 / 5).
     let (doctor, _) = reranked.json(&["doctor"]);
-    let check = doctor["checks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["name"] == "reranker")
-        .unwrap_or_else(|| panic!("{doctor}"));
+    let check = doctor_check(&doctor, "reranker");
     assert_eq!(check["ok"], true, "{check}");
     assert!(
         check["detail"].as_str().unwrap().contains("scored 4.000"),
@@ -159,12 +154,7 @@ fn a_missing_reranker_is_an_error_with_a_hint_everywhere_it_is_used() {
     );
     let (doctor, code) = kb.json(&["doctor"]);
     assert_eq!(code, 3, "{doctor}");
-    let check = doctor["checks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["name"] == "reranker")
-        .unwrap_or_else(|| panic!("{doctor}"));
+    let check = doctor_check(&doctor, "reranker");
     assert_eq!(check["ok"], false, "{check}");
 }
 

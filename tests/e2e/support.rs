@@ -139,6 +139,16 @@ pub fn item<'a>(report: &'a Value, path: &str) -> &'a Value {
         .unwrap_or_else(|| panic!("{path} not in report: {report:#}"))
 }
 
+/// The check called `name` of a `doctor.v1` report.
+pub fn doctor_check<'a>(report: &'a Value, name: &str) -> &'a Value {
+    report["checks"]
+        .as_array()
+        .expect("checks")
+        .iter()
+        .find(|c| c["name"] == name)
+        .unwrap_or_else(|| panic!("no {name} check: {report:#}"))
+}
+
 /// Copy a directory tree.
 pub fn copy_tree(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).expect("mkdir");
