@@ -154,7 +154,9 @@ pub struct SearchConfig {
     pub blend_weight: f64,
     /// Candidates each channel contributes to hybrid fusion.
     pub candidates: usize,
-    /// Vector rows before an ANN index is built (exact search below).
+    /// Vector rows before an ANN index is built (exact search below). At
+    /// 5 000 rows the exact scan (~1 µs per row) costs what the index does
+    /// (~5 ms, recall@10 ≥ 0.995); BENCHMARKS.md "Where the index starts".
     pub ann_min_rows: usize,
     /// IVF partitions a vector query searches once the index exists
     /// (unset: Lance's adaptive probing). `kebab eval ann` measures the
@@ -383,7 +385,7 @@ impl Default for SearchConfig {
             fusion: DEFAULT_FUSION.to_string(),
             blend_weight: DEFAULT_BLEND_WEIGHT,
             candidates: 100,
-            ann_min_rows: 20_000,
+            ann_min_rows: 5_000,
             ann_nprobes: None,
             ann_ef: None,
             ann_refine_factor: crate::vector::AnnParams::default().refine_factor,
