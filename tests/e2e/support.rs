@@ -131,22 +131,22 @@ pub fn items<'a>(report: &'a Value, kind: &str) -> Vec<&'a Value> {
 
 /// The report item for `path`.
 pub fn item<'a>(report: &'a Value, path: &str) -> &'a Value {
-    report["items"]
-        .as_array()
-        .expect("items")
-        .iter()
-        .find(|i| i["doc_path"] == path)
-        .unwrap_or_else(|| panic!("{path} not in report: {report:#}"))
+    entry(report, "items", "doc_path", path)
 }
 
 /// The check called `name` of a `doctor.v1` report.
 pub fn doctor_check<'a>(report: &'a Value, name: &str) -> &'a Value {
-    report["checks"]
+    entry(report, "checks", "name", name)
+}
+
+/// The element of `report[list]` whose `key` is `value`.
+fn entry<'a>(report: &'a Value, list: &str, key: &str, value: &str) -> &'a Value {
+    report[list]
         .as_array()
-        .expect("checks")
+        .unwrap_or_else(|| panic!("no {list}: {report:#}"))
         .iter()
-        .find(|c| c["name"] == name)
-        .unwrap_or_else(|| panic!("no {name} check: {report:#}"))
+        .find(|e| e[key] == value)
+        .unwrap_or_else(|| panic!("no {key} {value} in {list}: {report:#}"))
 }
 
 /// Copy a directory tree.
