@@ -438,6 +438,101 @@ fn ingest_progress_lines_are_flat_and_count_embeddings() {
     assert!(text.contains("\"embeddings_indexed\":0"));
 }
 
+/// `n` notes of five short sections each, every section's text distinct,
+/// and one footer section the same in every note; `edit` rewrites the
+/// second section of each note.
+fn write_many_notes(root: &Path, n: usize, edit: &str) {
+    for i in 0..n {
+        let text = format!(
+            "# Note {i}\n\nAlpha {i} first section about rivers.\n\n\
+             # Second {i}\n\nBeta {i} second section about {edit} mountains.\n\n\
+             # Third {i}\n\nGamma {i} third section about forests.\n\n\
+             # Fourth {i}\n\nDelta {i} fourth section about deserts.\n\n\
+             # Fifth {i}\n\nEpsilon {i} fifth section about oceans.\n\n\
+             # Footer\n\nWritten on the shared notebook template.\n"
+        );
+        std::fs::write(root.join(format!("note-{i:03}.md")), text).unwrap();
+    }
+}
+
+/// Positions of the `ingest_progress.v1` lines of one kind in a run's
+/// output, and the report (the last line).
+fn progress_positions(stdout: &[u8], kinds: &[&str]) -> (Vec<Vec<usize>>, Value) {
+    let lines: Vec<Value> = String::from_utf8_lossy(stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let positions = kinds
+        .iter()
+        .map(|k| {
+            (0..lines.len() - 1)
+                .filter(|&i| lines[i]["kind"] == *k)
+                .collect()
+        })
+        .collect();
+    (positions, lines.last().unwrap().clone())
+}
+
+#[test]
+fn embedding_starts_while_files_are_still_parsed_and_leaves_one_row_per_chunk() {
+    let kb = Kb::with_config(&embedding_config());
+    let corpus = tempfile::tempdir().unwrap();
+    // 2 520 chunks: two embedding windows (1 024 each) are stored before
+    // the last file is, both holding the footer's text.
+    write_many_notes(corpus.path(), 420, "high");
+    let arg = corpus.path().to_str().unwrap();
+    let out = kb.run(&["--json", "ingest", arg]);
+    assert!(out.status.success());
+    let kinds = [
+        "asset_finished",
+        "embed_batch_started",
+        "embed_batch_finished",
+    ];
+    let (pos, report) = progress_positions(&out.stdout, &kinds);
+    let (files, started) = (&pos[0], &pos[1]);
+    assert_eq!(files.len(), 420);
+    assert!(
+        started[0] < *files.last().unwrap(),
+        "the first batch goes to the model before the last file is stored: \
+         started at {started:?}, files until {}",
+        files.last().unwrap()
+    );
+    assert_eq!(report["chunks_indexed"], 2520);
+    let v = &report["vectors"];
+    assert_eq!(
+        (&v["embedded"], &v["from_cache"]),
+        (&2101.into(), &419.into()),
+        "each distinct text embedded once, the footer too: {v}"
+    );
+    assert_eq!(pos[2].len(), started.len());
+    assert_eq!(vector_counts(&kb), (2520, 2520, 2520, true));
+
+    // Every note changed in one section: 420 new texts, the rest from the
+    // cache, and no row of the replaced chunks left behind.
+    write_many_notes(corpus.path(), 420, "low");
+    let out = kb.run(&["--json", "ingest", arg]);
+    assert!(out.status.success());
+    let (pos, report) = progress_positions(&out.stdout, &kinds);
+    let v = &report["vectors"];
+    assert!(pos[1][0] < *pos[0].last().unwrap(), "{v}");
+    assert_eq!(
+        (&v["embedded"], &v["from_cache"]),
+        (&420.into(), &2100.into()),
+        "{v}"
+    );
+    assert_eq!(v["removed"], 2520, "{v}");
+    assert_eq!(vector_counts(&kb), (2520, 2520, 2520, true));
+
+    // Re-parsed with the same bytes (the same chunk ids): left to the
+    // vector pass, which replaces each row once.
+    let (report, code) = kb.json(&["reindex", "--plugin", "markdown"]);
+    assert_eq!(code, 0);
+    assert_eq!(report["vectors"]["embedded"], 0, "{}", report["vectors"]);
+    assert_eq!(vector_counts(&kb), (2520, 2520, 2520, true));
+    let (resp, _) = search(&kb, "Beta 17 second section about low mountains", "hybrid");
+    assert_eq!(paths(&resp)[0], "note-017.md", "{resp}");
+}
+
 #[test]
 fn a_lexical_search_never_loads_the_model() {
     let kb = Kb::with_config(&embedding_config());

@@ -52,6 +52,9 @@ fn with_progress(
             .expect("valid template"),
     );
     let mut stdout = std::io::stdout().lock();
+    // Files still to be parsed: until then the bar counts files, and
+    // chunks embedded beside parsing only show in its message.
+    let mut files_left = 0usize;
     let mut on_progress = |event: &Progress| {
         if let Progress::WaitingForWriter { holder, .. } = event {
             eprintln!(
@@ -70,11 +73,20 @@ fn with_progress(
             return;
         }
         match event {
-            Progress::ScanCompleted { total } => bar.set_length(*total as u64),
+            Progress::ScanCompleted { total } => {
+                files_left = *total;
+                bar.set_length(*total as u64)
+            }
             Progress::AssetStarted { path, .. } => {
                 bar.set_message(kebab::sanitize::escape_control(path).into_owned())
             }
-            Progress::AssetFinished { .. } => bar.inc(1),
+            Progress::AssetFinished { .. } => {
+                files_left = files_left.saturating_sub(1);
+                bar.inc(1)
+            }
+            Progress::EmbedBatchFinished { done, .. } if files_left > 0 => {
+                bar.set_message(format!("{done} chunks embedded so far"));
+            }
             Progress::EmbedBatchFinished { done, total, .. } => {
                 bar.set_length(*total as u64);
                 bar.set_position(*done as u64);

@@ -15,7 +15,7 @@ use serde::Serialize;
 use super::Progress;
 use crate::embed::Embedder;
 use crate::korean::KoreanAnalyzer;
-use crate::store::{ModelKey, Store, StoreError, text_hash};
+use crate::store::{MissingVector, ModelKey, Store, StoreError, text_hash};
 use crate::vector::{VectorError, VectorRow, VectorStore};
 
 /// Chunks handled per round trip to the model and the stores.
@@ -25,7 +25,7 @@ const BATCH: usize = 256;
 /// wider window pads the model's batches less (with 1 024 instead of 256,
 /// ~5 % more chunks per second on SciFact abstracts; BENCHMARKS.md
 /// "Embedding throughput against raw ONNX Runtime").
-const EMBED_WINDOW: usize = 4 * BATCH;
+pub(super) const EMBED_WINDOW: usize = 4 * BATCH;
 
 /// Failures while updating derived indexes.
 #[derive(Debug, thiserror::Error)]
@@ -103,49 +103,62 @@ pub fn backfill_korean(
         done += tokens.len();
         store.set_korean_tokens(&tokens)?;
     }
-    timings.korean_ms += started.elapsed().as_secs_f64() * 1000.0;
+    timings.korean_ms += elapsed_ms(started);
     Ok(done)
 }
 
-/// Bring the vector table in line with the chunks.
+impl VectorReport {
+    /// An empty report for `embedder`'s vectors in `vectors`.
+    pub(super) fn new(embedder: &Embedder, vectors: &VectorStore) -> VectorReport {
+        VectorReport {
+            model: embedder.spec().id(),
+            table: vectors.name().to_string(),
+            ..Default::default()
+        }
+    }
+
+    /// Chunks that got a vector so far (embedded or from the cache).
+    pub(super) fn done(&self) -> usize {
+        self.embedded + self.from_cache
+    }
+}
+
+/// Bring the vector table in line with the chunks. `ahead` is what the
+/// document pass already embedded beside parsing (see `embed_ahead`).
 pub fn sync_vectors(
     store: &mut Store,
     embedder: &Embedder,
     vectors: &VectorStore,
     ann_min_rows: usize,
+    ahead: Option<VectorReport>,
     timings: &mut Timings,
     on_progress: &mut dyn FnMut(&Progress),
 ) -> Result<VectorReport, DerivedError> {
     let spec = embedder.spec().clone();
     let key: ModelKey<'_> = (&spec.name, &spec.version, spec.dimensions);
-    let mut report = VectorReport {
-        model: spec.id(),
-        table: vectors.name().to_string(),
-        ..Default::default()
-    };
+    let mut report = ahead.unwrap_or_else(|| VectorReport::new(embedder, vectors));
+    let ahead_done = report.done();
 
     // 1. Remove rows SQLite does not vouch for (and duplicates).
     let t = Instant::now();
     report.removed = remove_unvouched(store, vectors, key)?;
-    timings.vector_store_ms += t.elapsed().as_secs_f64() * 1000.0;
+    timings.vector_store_ms += elapsed_ms(t);
 
     // 2. Embed what has no vector.
     let mut total_missing: Option<usize> = None;
     loop {
-        let mut window = store.chunks_missing_vectors(key, EMBED_WINDOW)?;
+        let window = store.chunks_missing_vectors(key, EMBED_WINDOW)?;
         if window.is_empty() {
             break;
         }
         let total = *total_missing.get_or_insert_with(|| {
             // One count query for the progress bar's length.
-            store
-                .count_chunks_missing_vectors(key)
-                .unwrap_or(window.len())
+            ahead_done
+                + store
+                    .count_chunks_missing_vectors(key)
+                    .unwrap_or(window.len())
         });
-        window.sort_by_key(|m| m.text.len());
-        while !window.is_empty() {
-            let rest = window.split_off(BATCH.min(window.len()));
-            let missing = std::mem::replace(&mut window, rest);
+        for missing in into_batches(window) {
             let batch_started = Instant::now();
             on_progress(&Progress::EmbedBatchStarted {
                 n_chunks: missing.len(),
@@ -154,7 +167,7 @@ pub fn sync_vectors(
             on_progress(&Progress::EmbedBatchFinished {
                 n_chunks: ids.len(),
                 ms: batch_started.elapsed().as_millis() as u64,
-                done: report.embedded + report.from_cache,
+                done: report.done(),
                 total,
             });
         }
@@ -164,14 +177,25 @@ pub fn sync_vectors(
     report.total = vectors.count()?;
     let (_, layout) = vectors.compact()?;
     report.fragments = layout.fragments;
-    if report.embedded + report.from_cache > 0 {
-        report.ann_index =
-            vectors.ensure_index(ann_min_rows, report.embedded + report.from_cache)?;
+    if report.done() > 0 {
+        report.ann_index = vectors.ensure_index(ann_min_rows, report.done())?;
     }
     report.index_parts = vectors.layout()?.index_parts;
     vectors.prune(crate::vector::PRUNE_AFTER)?;
-    timings.vector_store_ms += t.elapsed().as_secs_f64() * 1000.0;
+    timings.vector_store_ms += elapsed_ms(t);
     Ok(report)
+}
+
+/// A window of chunks cut into model batches of at most [`BATCH`],
+/// shortest texts first.
+fn into_batches(mut window: Vec<MissingVector>) -> Vec<Vec<MissingVector>> {
+    window.sort_by_key(|m| m.text.len());
+    let mut batches = Vec::with_capacity(window.len().div_ceil(BATCH));
+    while !window.is_empty() {
+        let rest = window.split_off(BATCH.min(window.len()));
+        batches.push(std::mem::replace(&mut window, rest));
+    }
+    batches
 }
 
 /// Delete vector rows SQLite does not record for this model, and every
@@ -202,65 +226,165 @@ fn remove_unvouched(
     Ok(stale.len())
 }
 
-/// Vectors for one batch of chunks: cached ones by text hash, the rest
-/// embedded (each distinct text once); stored in the table and recorded
-/// in SQLite. The batch's chunk ids.
+/// One batch of chunks on its way to vectors: what the cache already held,
+/// and the texts the model still has to embed (each distinct text once).
+pub(super) struct EmbedPlan {
+    missing: Vec<MissingVector>,
+    hashes: Vec<String>,
+    known: HashMap<String, Vec<f32>>,
+    /// Distinct uncached texts, and their hashes in the same order.
+    to_embed: Vec<String>,
+    to_embed_hashes: Vec<String>,
+}
+
+impl EmbedPlan {
+    /// Look the batch's texts up in the vector cache. Chunks whose text
+    /// hash is in `leave` (texts being embedded elsewhere right now) are
+    /// left out of the batch: they stay without a vector for a later pass,
+    /// which finds theirs in the cache.
+    pub(super) fn new(
+        store: &Store,
+        embedder: &Embedder,
+        key: ModelKey<'_>,
+        missing: Vec<MissingVector>,
+        leave: &HashSet<String>,
+    ) -> Result<EmbedPlan, DerivedError> {
+        let (mut kept, mut texts, mut hashes) = (Vec::new(), Vec::new(), Vec::new());
+        for m in missing {
+            let text = embedder.passage_text(&m.text);
+            let hash = text_hash(&text);
+            if !leave.contains(&hash) {
+                kept.push(m);
+                texts.push(text);
+                hashes.push(hash);
+            }
+        }
+        let missing = kept;
+        let known = store.cached_vectors(key, &hashes)?;
+        let mut to_embed = Vec::new();
+        let mut to_embed_hashes = Vec::new();
+        let mut queued = HashSet::new();
+        for (text, h) in texts.into_iter().zip(&hashes) {
+            if !known.contains_key(h) && queued.insert(h.clone()) {
+                to_embed.push(text);
+                to_embed_hashes.push(h.clone());
+            }
+        }
+        Ok(EmbedPlan {
+            missing,
+            hashes,
+            known,
+            to_embed,
+            to_embed_hashes,
+        })
+    }
+
+    /// Chunks in the batch.
+    pub(super) fn len(&self) -> usize {
+        self.missing.len()
+    }
+
+    /// Hashes of the texts the model will embed for this batch.
+    pub(super) fn hashes_to_embed(&self) -> &[String] {
+        &self.to_embed_hashes
+    }
+
+    /// The model's vectors for the uncached texts (the only step that
+    /// needs no store, so it may run on a thread of its own).
+    pub(super) fn compute(&self, embedder: &Embedder) -> Result<Vec<Vec<f32>>, DerivedError> {
+        Ok(embedder.embed_passages(&self.to_embed)?)
+    }
+
+    /// Store the batch: `fresh` (the vectors [`EmbedPlan::compute`] made)
+    /// in the cache, every chunk's row in the table, and the records in
+    /// SQLite. The batch's chunk ids.
+    pub(super) fn commit(
+        self,
+        store: &mut Store,
+        vectors: &VectorStore,
+        key: ModelKey<'_>,
+        fresh: Vec<Vec<f32>>,
+        report: &mut VectorReport,
+    ) -> Result<Vec<String>, DerivedError> {
+        let EmbedPlan {
+            missing,
+            hashes,
+            mut known,
+            to_embed_hashes,
+            ..
+        } = self;
+        let fresh: Vec<(String, Vec<f32>)> = to_embed_hashes.into_iter().zip(fresh).collect();
+        store.cache_vectors(key, &fresh)?;
+        report.embedded += fresh.len();
+        report.from_cache += missing.len() - fresh.len();
+        known.extend(fresh);
+        let rows: Vec<VectorRow> = missing
+            .iter()
+            .zip(&hashes)
+            .map(|(m, h)| VectorRow {
+                chunk_id: m.chunk_id.clone(),
+                doc_id: m.doc_id.clone(),
+                vector: known[h].clone(),
+            })
+            .collect();
+        vectors.add(&rows)?;
+        let ids: Vec<String> = missing.into_iter().map(|m| m.chunk_id).collect();
+        store.record_embeddings(key, vectors.name(), &ids)?;
+        Ok(ids)
+    }
+}
+
+/// Vectors for one batch of chunks, planned, computed and committed on
+/// this thread. The batch's chunk ids.
 fn embed_batch(
     store: &mut Store,
     embedder: &Embedder,
     vectors: &VectorStore,
     key: ModelKey<'_>,
-    missing: Vec<crate::store::MissingVector>,
+    missing: Vec<MissingVector>,
     timings: &mut Timings,
     report: &mut VectorReport,
 ) -> Result<Vec<String>, DerivedError> {
     let t = Instant::now();
-    let texts: Vec<String> = missing
-        .iter()
-        .map(|m| embedder.passage_text(&m.text))
-        .collect();
-    let hashes: Vec<String> = texts.iter().map(|t| text_hash(t)).collect();
-    let mut known: HashMap<String, Vec<f32>> = store.cached_vectors(key, &hashes)?;
-    timings.vector_store_ms += t.elapsed().as_secs_f64() * 1000.0;
-
+    let plan = EmbedPlan::new(store, embedder, key, missing, &HashSet::new())?;
+    timings.vector_store_ms += elapsed_ms(t);
     let t = Instant::now();
-    let mut to_embed: Vec<usize> = Vec::new();
-    let mut queued = HashSet::new();
-    for (i, h) in hashes.iter().enumerate() {
-        if !known.contains_key(h) && queued.insert(h.clone()) {
-            to_embed.push(i);
-        }
-    }
-    let fresh = embedder.embed_passages(
-        &to_embed
-            .iter()
-            .map(|&i| texts[i].clone())
-            .collect::<Vec<_>>(),
-    )?;
-    timings.embed_ms += t.elapsed().as_secs_f64() * 1000.0;
-
+    let fresh = plan.compute(embedder)?;
+    timings.embed_ms += elapsed_ms(t);
     let t = Instant::now();
-    let fresh: Vec<(String, Vec<f32>)> = to_embed
-        .iter()
-        .map(|&i| hashes[i].clone())
-        .zip(fresh)
-        .collect();
-    store.cache_vectors(key, &fresh)?;
-    report.embedded += fresh.len();
-    report.from_cache += missing.len() - fresh.len();
-    known.extend(fresh);
-    let rows: Vec<VectorRow> = missing
-        .iter()
-        .zip(&hashes)
-        .map(|(m, h)| VectorRow {
-            chunk_id: m.chunk_id.clone(),
-            doc_id: m.doc_id.clone(),
-            vector: known[h].clone(),
-        })
-        .collect();
-    vectors.add(&rows)?;
-    let ids: Vec<String> = missing.into_iter().map(|m| m.chunk_id).collect();
-    store.record_embeddings(key, vectors.name(), &ids)?;
-    timings.vector_store_ms += t.elapsed().as_secs_f64() * 1000.0;
+    let ids = plan.commit(store, vectors, key, fresh, report)?;
+    timings.vector_store_ms += elapsed_ms(t);
     Ok(ids)
+}
+
+/// Milliseconds since `t`, fractional.
+pub(super) fn elapsed_ms(t: Instant) -> f64 {
+    t.elapsed().as_secs_f64() * 1000.0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_window_becomes_batches_of_at_most_batch_chunks_shortest_first() {
+        let window: Vec<MissingVector> = (0..600)
+            .map(|i| MissingVector {
+                chunk_id: format!("c{i}"),
+                doc_id: "d".into(),
+                text: "x".repeat((i * 7919) % 97 + 1),
+            })
+            .collect();
+        let batches = into_batches(window);
+        let sizes: Vec<usize> = batches.iter().map(Vec::len).collect();
+        assert_eq!(sizes, [BATCH, BATCH, 600 - 2 * BATCH]);
+        let lengths: Vec<usize> = batches.iter().flatten().map(|m| m.text.len()).collect();
+        assert!(lengths.windows(2).all(|w| w[0] <= w[1]), "{lengths:?}");
+        let ids: HashSet<&str> = batches
+            .iter()
+            .flatten()
+            .map(|m| m.chunk_id.as_str())
+            .collect();
+        assert_eq!(ids.len(), 600);
+    }
 }

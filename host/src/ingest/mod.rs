@@ -23,11 +23,13 @@ use crate::walk::{self, ReadRefusal, SkipReason, WalkItem, WalkOptions};
 
 mod derived;
 mod document;
+mod embed_ahead;
 mod report;
 
 pub use derived::{DerivedError, Timings, VectorReport};
 pub use document::CHUNKER_KEY;
 use document::build_document;
+use embed_ahead::EmbedAhead;
 use report::Report;
 pub use report::{Counts, IngestItem, IngestReport, Progress, ProgressLine};
 
@@ -169,6 +171,7 @@ pub fn ingest(
     let aborted = run_jobs(
         app,
         plugins,
+        indexes,
         &jobs,
         &indexed,
         false,
@@ -259,6 +262,7 @@ pub fn reindex(
     let aborted = run_jobs(
         app,
         plugins,
+        indexes,
         &jobs,
         &indexed,
         true,
@@ -316,11 +320,13 @@ fn conclude(
     }
     if let Some((embedder, vectors)) = &indexes.vectors {
         let ann_min_rows = app.config.search.ann_min_rows;
+        let ahead = report.vectors.take();
         report.vectors = Some(derived::sync_vectors(
             &mut app.store,
             embedder,
             vectors,
             ann_min_rows,
+            ahead,
             &mut report.timings,
             on_progress,
         )?);
@@ -354,12 +360,14 @@ fn conclude(
 }
 
 /// Parse `jobs` on worker threads and store the results on this one, one
-/// transaction per document. `force` re-parses unchanged files. Returns
-/// whether the run was cancelled.
+/// transaction per document, while the stored chunks are embedded on one
+/// more thread (see [`embed_ahead`]). `force` re-parses unchanged files.
+/// Returns whether the run was cancelled.
 #[allow(clippy::too_many_arguments)]
 fn run_jobs(
     app: &mut App,
     plugins: &Plugins,
+    indexes: &Indexes,
     jobs: &[Job],
     indexed: &HashMap<String, IndexedDoc>,
     force: bool,
@@ -392,7 +400,7 @@ fn run_jobs(
     let next = AtomicUsize::new(0);
     let (tx, rx) = mpsc::channel::<WorkerMsg>();
     let started = Instant::now();
-    let store_before = report.timings.store_ms;
+    let on_main_before = report.timings.store_ms + report.timings.vector_store_ms;
     std::thread::scope(|scope| {
         for _ in 0..workers {
             let tx = tx.clone();
@@ -400,6 +408,10 @@ fn run_jobs(
             scope.spawn(move || work(jobs, next, shared, &tx));
         }
         drop(tx);
+        let mut ahead = indexes
+            .vectors
+            .as_ref()
+            .map(|(embedder, vectors)| EmbedAhead::start(scope, embedder, vectors, cancel));
         for msg in rx {
             match msg {
                 WorkerMsg::Started(i, plugin) => on_progress(&Progress::AssetStarted {
@@ -411,54 +423,92 @@ fn run_jobs(
                 WorkerMsg::Done(_, Outcome::Interrupted) => {}
                 WorkerMsg::Done(i, outcome) => {
                     let rel = &jobs[i].rel;
-                    let (result, chunks) = store_outcome(&mut app.store, report, rel, outcome)?;
+                    let stored = store_outcome(&mut app.store, report, rel, outcome)?;
                     on_progress(&Progress::AssetFinished {
                         idx: i + 1,
                         total,
                         path: rel.clone(),
-                        result,
-                        chunks,
+                        result: stored.result,
+                        chunks: stored.chunks,
                     });
+                    if let Some(ahead) = &mut ahead {
+                        // A file stored again with the same bytes may keep
+                        // chunk ids that have rows: the vector pass sorts
+                        // those out.
+                        if let Some(prepared) = stored.prepared.filter(|p| !p.reindex) {
+                            ahead.offer(&prepared.doc);
+                        }
+                        ahead.pump(&mut app.store, &mut report.timings, on_progress)?;
+                    }
                 }
             }
         }
+        // Parsing is over: the wall clock so far less this thread's
+        // writes. Waiting for the model thread below is embedding time.
+        let on_main = report.timings.store_ms + report.timings.vector_store_ms - on_main_before;
+        report.timings.parse_ms += (derived::elapsed_ms(started) - on_main).max(0.0);
+        if let Some(ahead) = ahead {
+            report.vectors =
+                Some(ahead.finish(&mut app.store, &mut report.timings, on_progress)?);
+        }
         Ok::<(), IngestError>(())
     })?;
-    let store_ms = report.timings.store_ms - store_before;
-    report.timings.parse_ms += (started.elapsed().as_secs_f64() * 1000.0 - store_ms).max(0.0);
     Ok(cancel.load(Ordering::Relaxed))
 }
 
+/// What [`store_outcome`] did with one file.
+struct Stored {
+    /// The result label of the file's progress event.
+    result: &'static str,
+    /// Chunks stored.
+    chunks: usize,
+    /// The document, when it was written.
+    prepared: Option<Box<Prepared>>,
+}
+
 /// Write a parsed document to the index (one transaction) and record in
-/// the report what happened to the file; returns the result label and the
-/// chunk count. A write that fails for this document alone is the file's
-/// error and the run goes on.
+/// the report what happened to the file. A write that fails for this
+/// document alone is the file's error and the run goes on.
 fn store_outcome(
     store: &mut Store,
     report: &mut Report,
     rel: &str,
     outcome: Outcome,
-) -> Result<(&'static str, usize), IngestError> {
+) -> Result<Stored, IngestError> {
+    let not_written = |result| {
+        Ok(Stored {
+            result,
+            chunks: 0,
+            prepared: None,
+        })
+    };
     let prepared = match outcome {
         Outcome::Skipped(reason, detail) => {
             report.skip(rel, reason, &detail);
-            return Ok(("skipped", 0));
+            return not_written("skipped");
         }
         Outcome::Failed(message) => {
             report.error(rel, message);
-            return Ok(("error", 0));
+            return not_written("error");
         }
-        Outcome::Interrupted => return Ok(("interrupted", 0)),
+        Outcome::Interrupted => return not_written("interrupted"),
         Outcome::Parsed(prepared) => prepared,
     };
     let started = Instant::now();
     let written = store.replace_document(&prepared.doc);
-    report.timings.store_ms += started.elapsed().as_secs_f64() * 1000.0;
+    report.timings.store_ms += derived::elapsed_ms(started);
     match written {
-        Ok(outcome) => Ok(report.stored(rel, &prepared, outcome)),
+        Ok(outcome) => {
+            let (result, chunks) = report.stored(rel, &prepared, outcome);
+            Ok(Stored {
+                result,
+                chunks,
+                prepared: Some(prepared),
+            })
+        }
         Err(e) if e.is_per_document() => {
             report.error(rel, format!("not stored: {e}"));
-            Ok(("error", 0))
+            not_written("error")
         }
         Err(e) => Err(e.into()),
     }

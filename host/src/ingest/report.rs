@@ -45,8 +45,11 @@ pub enum Progress {
     EmbedBatchStarted {
         n_chunks: usize,
     },
-    /// The batch's vectors are stored; `done` of `total` chunks missing a
-    /// vector at the start of the pass have one now.
+    /// The batch's vectors are stored; `done` of `total` chunks have one
+    /// now. While files are still being parsed (embedding runs beside
+    /// parsing) `total` counts the chunks handed to embedding so far and
+    /// grows; in the vector pass after it, every chunk that was missing a
+    /// vector.
     EmbedBatchFinished {
         n_chunks: usize,
         ms: u64,
