@@ -455,22 +455,41 @@ fn write_many_notes(root: &Path, n: usize, edit: &str) {
     }
 }
 
-/// Positions of the `ingest_progress.v1` lines of one kind in a run's
-/// output, and the report (the last line).
-fn progress_positions(stdout: &[u8], kinds: &[&str]) -> (Vec<Vec<usize>>, Value) {
-    let lines: Vec<Value> = String::from_utf8_lossy(stdout)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
-    let positions = kinds
-        .iter()
-        .map(|k| {
-            (0..lines.len() - 1)
-                .filter(|&i| lines[i]["kind"] == *k)
-                .collect()
-        })
-        .collect();
-    (positions, lines.last().unwrap().clone())
+/// A `--json` ingest's `ingest_progress.v1` lines: the positions of the
+/// lines of each kind, the `(done, total)` of every `embed_batch_finished`
+/// line, and the report (the last line).
+struct IngestRun {
+    positions: Vec<Vec<usize>>,
+    embed_progress: Vec<(u64, u64)>,
+    report: Value,
+}
+
+impl IngestRun {
+    fn read(stdout: &[u8], kinds: &[&str]) -> IngestRun {
+        let lines: Vec<Value> = String::from_utf8_lossy(stdout)
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        let events = &lines[..lines.len() - 1];
+        let positions = kinds
+            .iter()
+            .map(|k| {
+                (0..events.len())
+                    .filter(|&i| events[i]["kind"] == *k)
+                    .collect()
+            })
+            .collect();
+        let embed_progress = events
+            .iter()
+            .filter(|e| e["kind"] == "embed_batch_finished")
+            .map(|e| (e["done"].as_u64().unwrap(), e["total"].as_u64().unwrap()))
+            .collect();
+        IngestRun {
+            positions,
+            embed_progress,
+            report: lines.last().unwrap().clone(),
+        }
+    }
 }
 
 #[test]
@@ -488,7 +507,8 @@ fn embedding_starts_while_files_are_still_parsed_and_leaves_one_row_per_chunk() 
         "embed_batch_started",
         "embed_batch_finished",
     ];
-    let (pos, report) = progress_positions(&out.stdout, &kinds);
+    let run = IngestRun::read(&out.stdout, &kinds);
+    let (pos, report) = (&run.positions, &run.report);
     let (files, started) = (&pos[0], &pos[1]);
     assert_eq!(files.len(), 420);
     assert!(
@@ -505,6 +525,10 @@ fn embedding_starts_while_files_are_still_parsed_and_leaves_one_row_per_chunk() 
         "each distinct text embedded once, the footer too: {v}"
     );
     assert_eq!(pos[2].len(), started.len());
+    // The progress total never shrinks and ends at every chunk.
+    let totals: Vec<u64> = run.embed_progress.iter().map(|p| p.1).collect();
+    assert!(totals.windows(2).all(|w| w[0] <= w[1]), "{totals:?}");
+    assert_eq!(run.embed_progress.last(), Some(&(2520, 2520)));
     assert_eq!(vector_counts(&kb), (2520, 2520, 2520, true));
 
     // Every note changed in one section: 420 new texts, the rest from the
@@ -512,8 +536,8 @@ fn embedding_starts_while_files_are_still_parsed_and_leaves_one_row_per_chunk() 
     write_many_notes(corpus.path(), 420, "low");
     let out = kb.run(&["--json", "ingest", arg]);
     assert!(out.status.success());
-    let (pos, report) = progress_positions(&out.stdout, &kinds);
-    let v = &report["vectors"];
+    let run = IngestRun::read(&out.stdout, &kinds);
+    let (pos, v) = (&run.positions, &run.report["vectors"]);
     assert!(pos[1][0] < *pos[0].last().unwrap(), "{v}");
     assert_eq!(
         (&v["embedded"], &v["from_cache"]),

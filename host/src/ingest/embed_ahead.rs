@@ -66,6 +66,10 @@ pub(super) struct EmbedAhead<'a> {
     chunks_out: usize,
     /// Hashes of the texts the model thread has yet to send back.
     texts_out: HashSet<String>,
+    /// Stored chunks not taken for want of room or left out of a window
+    /// (the vector pass gives them vectors); counted in the progress
+    /// events' `total`.
+    passed_over: usize,
     to_model: Option<mpsc::Sender<Sent>>,
     from_model: mpsc::Receiver<Computed>,
     /// No more windows are sent (an embedding error: the vector pass
@@ -94,6 +98,7 @@ impl<'a> EmbedAhead<'a> {
             windows_out: 0,
             chunks_out: 0,
             texts_out: HashSet::new(),
+            passed_over: 0,
             to_model: Some(to_model),
             from_model,
             stopped: false,
@@ -103,7 +108,11 @@ impl<'a> EmbedAhead<'a> {
 
     /// Take the chunks of `doc`, just stored, while the bound allows.
     pub(super) fn offer(&mut self, doc: &NewDocument) {
-        if self.stopped || self.pending.len() + doc.chunks.len() > MAX_PENDING {
+        if self.stopped {
+            return;
+        }
+        if self.pending.len() + doc.chunks.len() > MAX_PENDING {
+            self.passed_over += doc.chunks.len();
             return;
         }
         self.pending
@@ -133,6 +142,7 @@ impl<'a> EmbedAhead<'a> {
         let plan = EmbedPlan::new(store, self.embedder, self.key, window, &self.texts_out)?;
         timings.vector_store_ms += elapsed_ms(t);
         let n_chunks = plan.len();
+        self.passed_over += EMBED_WINDOW - n_chunks;
         if n_chunks == 0 {
             return Ok(());
         }
@@ -207,7 +217,7 @@ impl<'a> EmbedAhead<'a> {
             n_chunks,
             ms: sent.at.elapsed().as_millis() as u64,
             done: self.report.done(),
-            total: self.report.done() + self.chunks_out + self.pending.len(),
+            total: self.report.done() + self.chunks_out + self.pending.len() + self.passed_over,
         });
         Ok(())
     }

@@ -47,9 +47,9 @@ pub enum Progress {
     },
     /// The batch's vectors are stored; `done` of `total` chunks have one
     /// now. While files are still being parsed (embedding runs beside
-    /// parsing) `total` counts the chunks handed to embedding so far and
-    /// grows; in the vector pass after it, every chunk that was missing a
-    /// vector.
+    /// parsing) `total` counts the new chunks stored so far and grows; in
+    /// the vector pass after it, every chunk this run gives a vector. It
+    /// never shrinks within a run.
     EmbedBatchFinished {
         n_chunks: usize,
         ms: u64,
