@@ -200,13 +200,16 @@ impl<'a> EmbedAhead<'a> {
             self.texts_out.remove(hash);
         }
         let fresh = match vectors {
-            None => return Ok(()),
-            Some(Err(e)) => {
-                tracing::warn!(error = %e, "embedding beside parsing stopped; the vector pass retries");
-                self.stopped = true;
+            Some(Ok(fresh)) => fresh,
+            stopped => {
+                if let Some(Err(e)) = stopped {
+                    tracing::warn!(error = %e, "embedding beside parsing stopped; the vector pass retries");
+                    self.stopped = true;
+                }
+                // Ctrl-C or an error: the window is left to the vector pass.
+                self.passed_over += n_chunks;
                 return Ok(());
             }
-            Some(Ok(fresh)) => fresh,
         };
         timings.embed_ms += model_ms;
         let t = Instant::now();
