@@ -405,31 +405,21 @@ fn ingest_progress_lines_are_flat_and_count_embeddings() {
     write_corpus(corpus.path());
     let out = kb.run(&["--json", "ingest", corpus.path().to_str().unwrap()]);
     assert!(out.status.success());
-    let lines: Vec<Value> = String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
-    let progress = &lines[..lines.len() - 1];
-    for l in progress {
+    let run = IngestRun::read(&out.stdout);
+    for l in &run.events {
         assert_eq!(l["schema_version"], "ingest_progress.v1");
         assert!(l.get("event").is_none(), "flat, not nested: {l}");
     }
-    let kind = |k: &str| {
-        progress
-            .iter()
-            .filter(|l| l["kind"] == k)
-            .collect::<Vec<_>>()
-    };
-    let started = kind("embed_batch_started");
-    let finished = kind("embed_batch_finished");
+    let started = run.of_kind("embed_batch_started");
+    let finished = run.of_kind("embed_batch_finished");
     assert!(!started.is_empty() && started.len() == finished.len());
-    let chunks = lines.last().unwrap()["chunks_indexed"].as_u64().unwrap();
+    let chunks = run.report["chunks_indexed"].as_u64().unwrap();
     let batched: u64 = finished
         .iter()
         .map(|l| l["n_chunks"].as_u64().unwrap())
         .sum();
     assert_eq!(batched, chunks);
-    let completed = kind("completed");
+    let completed = run.of_kind("completed");
     assert_eq!(completed[0]["counts"]["embeddings_indexed"], chunks);
     // Nothing changed: nothing embedded, no batch events.
     let again = kb.run(&["--json", "ingest", corpus.path().to_str().unwrap()]);
@@ -455,40 +445,41 @@ fn write_many_notes(root: &Path, n: usize, edit: &str) {
     }
 }
 
-/// A `--json` ingest's `ingest_progress.v1` lines: the positions of the
-/// lines of each kind, the `(done, total)` of every `embed_batch_finished`
-/// line, and the report (the last line).
+/// A `--json` ingest's output: its `ingest_progress.v1` lines and the
+/// report (the last line).
 struct IngestRun {
-    positions: Vec<Vec<usize>>,
-    embed_progress: Vec<(u64, u64)>,
+    events: Vec<Value>,
     report: Value,
 }
 
 impl IngestRun {
-    fn read(stdout: &[u8], kinds: &[&str]) -> IngestRun {
-        let lines: Vec<Value> = String::from_utf8_lossy(stdout)
+    fn read(stdout: &[u8]) -> IngestRun {
+        let mut events: Vec<Value> = String::from_utf8_lossy(stdout)
             .lines()
             .map(|l| serde_json::from_str(l).unwrap())
             .collect();
-        let events = &lines[..lines.len() - 1];
-        let positions = kinds
+        let report = events.pop().expect("a report line");
+        IngestRun { events, report }
+    }
+
+    /// The events of one kind, in order.
+    fn of_kind(&self, kind: &str) -> Vec<&Value> {
+        self.events.iter().filter(|e| e["kind"] == kind).collect()
+    }
+
+    /// Where the events of one kind stand among all events.
+    fn positions(&self, kind: &str) -> Vec<usize> {
+        (0..self.events.len())
+            .filter(|&i| self.events[i]["kind"] == kind)
+            .collect()
+    }
+
+    /// `(done, total)` of every `embed_batch_finished` event.
+    fn embed_progress(&self) -> Vec<(u64, u64)> {
+        self.of_kind("embed_batch_finished")
             .iter()
-            .map(|k| {
-                (0..events.len())
-                    .filter(|&i| events[i]["kind"] == *k)
-                    .collect()
-            })
-            .collect();
-        let embed_progress = events
-            .iter()
-            .filter(|e| e["kind"] == "embed_batch_finished")
             .map(|e| (e["done"].as_u64().unwrap(), e["total"].as_u64().unwrap()))
-            .collect();
-        IngestRun {
-            positions,
-            embed_progress,
-            report: lines.last().unwrap().clone(),
-        }
+            .collect()
     }
 }
 
@@ -502,14 +493,12 @@ fn embedding_starts_while_files_are_still_parsed_and_leaves_one_row_per_chunk() 
     let arg = corpus.path().to_str().unwrap();
     let out = kb.run(&["--json", "ingest", arg]);
     assert!(out.status.success());
-    let kinds = [
-        "asset_finished",
-        "embed_batch_started",
-        "embed_batch_finished",
-    ];
-    let run = IngestRun::read(&out.stdout, &kinds);
-    let (pos, report) = (&run.positions, &run.report);
-    let (files, started) = (&pos[0], &pos[1]);
+    let run = IngestRun::read(&out.stdout);
+    let report = &run.report;
+    let (files, started) = (
+        run.positions("asset_finished"),
+        run.positions("embed_batch_started"),
+    );
     assert_eq!(files.len(), 420);
     assert!(
         started[0] < *files.last().unwrap(),
@@ -524,11 +513,12 @@ fn embedding_starts_while_files_are_still_parsed_and_leaves_one_row_per_chunk() 
         (&2101.into(), &419.into()),
         "each distinct text embedded once, the footer too: {v}"
     );
-    assert_eq!(pos[2].len(), started.len());
+    let progress = run.embed_progress();
+    assert_eq!(progress.len(), started.len());
     // The progress total never shrinks and ends at every chunk.
-    let totals: Vec<u64> = run.embed_progress.iter().map(|p| p.1).collect();
+    let totals: Vec<u64> = progress.iter().map(|p| p.1).collect();
     assert!(totals.windows(2).all(|w| w[0] <= w[1]), "{totals:?}");
-    assert_eq!(run.embed_progress.last(), Some(&(2520, 2520)));
+    assert_eq!(progress.last(), Some(&(2520, 2520)));
     assert_eq!(vector_counts(&kb), (2520, 2520, 2520, true));
 
     // Every note changed in one section: 420 new texts, the rest from the
@@ -536,9 +526,12 @@ fn embedding_starts_while_files_are_still_parsed_and_leaves_one_row_per_chunk() 
     write_many_notes(corpus.path(), 420, "low");
     let out = kb.run(&["--json", "ingest", arg]);
     assert!(out.status.success());
-    let run = IngestRun::read(&out.stdout, &kinds);
-    let (pos, v) = (&run.positions, &run.report["vectors"]);
-    assert!(pos[1][0] < *pos[0].last().unwrap(), "{v}");
+    let run = IngestRun::read(&out.stdout);
+    let v = &run.report["vectors"];
+    assert!(
+        run.positions("embed_batch_started")[0] < *run.positions("asset_finished").last().unwrap(),
+        "{v}"
+    );
     assert_eq!(
         (&v["embedded"], &v["from_cache"]),
         (&420.into(), &2100.into()),
