@@ -37,6 +37,7 @@ from pathlib import Path
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench_mcp import pct, warm_mcp  # noqa: E402
+from bench_config import model_config  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -116,9 +117,8 @@ def main() -> None:
     corpus.mkdir(parents=True, exist_ok=True)
     config = work / "config.toml"
     config.write_text(
-        "[models.embedding]\nmodel = \"all-minilm-l6-v2\"\n"
-        f"path = \"{a.assets}/models/all-minilm-l6-v2\"\nruntime = \"{a.assets}/onnxruntime\"\n"
-        "max_length = 48\n\n[chunking]\ntarget_tokens = 40\noverlap_tokens = 0\n"
+        model_config(a.assets)
+        + "max_length = 48\n\n[chunking]\ntarget_tokens = 40\noverlap_tokens = 0\n"
         + (f"\n[search]\nann_min_rows = {a.ann_min_rows}\n" if a.ann_min_rows else "")
     )
     env = dict(os.environ, KEBAB_CONFIG=str(config), KEBAB_DATA_DIR=str(work / "data"))

@@ -21,6 +21,8 @@ import subprocess
 import time
 from pathlib import Path
 
+from bench_config import model_config
+
 
 def note(doc: dict, revision: int) -> str:
     extra = f"\n\nRevision {revision} of this note.\n" if revision else "\n"
@@ -65,10 +67,7 @@ def main() -> None:
     bulk = "".join(json.dumps({"query": q, "mode": "vector", "k": 10}) + "\n" for q in queries)
     work.mkdir(parents=True, exist_ok=True)
     cfg = work / "config.toml"
-    cfg.write_text(
-        '[models.embedding]\nmodel = "all-minilm-l6-v2"\n'
-        f'path = "{a.assets}/models/all-minilm-l6-v2"\nruntime = "{a.assets}/onnxruntime"\n'
-    )
+    cfg.write_text(model_config(a.assets))
     data, docs = work / "data", work / "docs"
     env = dict(os.environ, KEBAB_CONFIG=str(cfg), KEBAB_DATA_DIR=str(data))
     docs.mkdir(parents=True, exist_ok=True)

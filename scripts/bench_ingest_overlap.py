@@ -26,6 +26,7 @@ import subprocess
 import time
 from pathlib import Path
 
+from bench_config import model_config
 from bench_index_hygiene import file_name, note
 
 
@@ -78,11 +79,7 @@ def main() -> None:
             for doc in [json.loads(l) for l in f][: a.docs]:
                 (corpus / file_name(doc)).write_text(note(doc, 0))
     cfg = work / "config.toml"
-    cfg.write_text(
-        '[models.embedding]\nmodel = "all-minilm-l6-v2"\n'
-        f'path = "{a.assets}/models/all-minilm-l6-v2"\nruntime = "{a.assets}/onnxruntime"\n'
-        f'compute = "{a.compute}"\n'
-    )
+    cfg.write_text(model_config(a.assets) + f'compute = "{a.compute}"\n')
     # Warm-up: each build compiles its plugins to machine code once.
     warm = work / "warm-up"
     warm.mkdir(exist_ok=True)

@@ -29,6 +29,8 @@ import time
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
+from bench_config import model_config
+
 TOPICS = [
     "raft consensus leader election log replication quorum term heartbeat",
     "sourdough starter flour hydration proofing crumb oven steam crust",
@@ -143,10 +145,7 @@ def main():
     corpus(root, a.docs, rng)
     config = os.path.join(work, "config.toml")
     with open(config, "w") as f:
-        f.write(
-            "[models.embedding]\nmodel = \"all-minilm-l6-v2\"\n"
-            f"path = \"{a.assets}/models/all-minilm-l6-v2\"\nruntime = \"{a.assets}/onnxruntime\"\n"
-        )
+        f.write(model_config(a.assets))
     env = dict(os.environ, KEBAB_CONFIG=config, KEBAB_DATA_DIR=os.path.join(work, "data"))
     t = time.perf_counter()
     ingest = subprocess.run([a.binary, "--json", "ingest", root], env=env,
