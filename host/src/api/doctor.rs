@@ -292,10 +292,11 @@ fn embedding_check(app: &App) -> CheckResult {
     if missing > 0 {
         return Err((
             format!("{detail}; {missing} chunks have no vector for this model"),
-            "run `kebab ingest` to embed them: until then vector and hybrid search cannot \
-             find them (the model or its `compute` changed since they were indexed, or an \
-             ingest stopped early)"
-                .into(),
+            format!(
+                "run `kebab ingest` to embed them: until then vector and hybrid search cannot \
+                 find them ({})",
+                super::MISSING_VECTORS_CAUSE
+            ),
         ));
     }
     Ok(detail)

@@ -37,6 +37,11 @@ use crate::search::VectorChannel;
 use crate::vector::VectorStore;
 use crate::wire::DocSummary;
 
+/// Why chunks can lack a vector for the loaded model, as search notes and
+/// `kebab doctor` say it.
+const MISSING_VECTORS_CAUSE: &str =
+    "the model or its `compute` changed since they were indexed, or an ingest stopped early";
+
 /// One user's view of one index, opened lazily (see the module doc).
 pub struct Session {
     config: Config,
@@ -320,9 +325,8 @@ impl Session {
         };
         (missing > 0).then(|| {
             format!(
-                "{missing} chunks have no vector for {} (the model or its `compute` changed \
-                 since they were indexed, or an ingest stopped early): vector search cannot \
-                 find them until `kebab ingest` embeds them",
+                "{missing} chunks have no vector for {} ({MISSING_VECTORS_CAUSE}): vector \
+                 search cannot find them until `kebab ingest` embeds them",
                 spec.id()
             )
         })
