@@ -315,7 +315,7 @@ fn main() -> ExitCode {
         // A command that failed because Ctrl-C stopped it (a plugin call,
         // waiting for the writer lock) exits as interrupted.
         Err(_) if kebab::interrupt::requested() => {
-            eprintln!("interrupted");
+            errln!("interrupted");
             ExitCode::from(kebab::interrupt::EXIT_INTERRUPTED)
         }
         Err(err) => {
@@ -346,7 +346,7 @@ fn load_config(cli: &Cli) -> Result<(Config, Option<kebab::config::ConfigError>,
     };
     if !cli.json {
         for w in &config.warnings {
-            eprintln!("warning: {}", kebab::sanitize::escape_control(w));
+            errln!("warning: {}", kebab::sanitize::escape_control(w));
         }
     }
     let paths = Paths::resolve(Some(config_path), cli.data_dir.clone(), &config);

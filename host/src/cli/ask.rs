@@ -9,9 +9,7 @@ pub(crate) fn ask(session: &Session, input: &kebab::api::ask::AskInput, json: bo
     let stream = !json && std::io::stdout().is_terminal();
     let mut on_token = |t: &str| {
         if stream {
-            let mut out = std::io::stdout().lock();
-            let _ = out.write_all(t.as_bytes());
-            let _ = out.flush();
+            super::term::stream(t);
         }
     };
     let outcome = match session.ask(input, &mut on_token, cancel) {
@@ -26,7 +24,7 @@ pub(crate) fn ask(session: &Session, input: &kebab::api::ask::AskInput, json: bo
                 if json {
                     print_json(answer)?;
                 } else {
-                    println!("{}", answer.answer);
+                    outln!("{}", answer.answer);
                 }
             }
             return Err(e.into());
@@ -36,7 +34,7 @@ pub(crate) fn ask(session: &Session, input: &kebab::api::ask::AskInput, json: bo
         print_json(&outcome.answer)?;
     } else {
         for note in &outcome.answer.notes {
-            eprintln!("note: {note}");
+            errln!("note: {note}");
         }
         print_answer(&outcome, stream, input.explain, &input.question);
     }
@@ -62,18 +60,18 @@ pub(crate) fn print_answer(
         && a.refusal_reason
             .is_none_or(|r| matches!(r, "llm_self_judge" | "llm_stream_aborted"))
     {
-        println!();
+        outln!();
     } else if !a.answer.is_empty() {
-        println!("{}", a.answer);
+        outln!("{}", a.answer);
     }
-    println!("{}", "─".repeat(57));
+    outln!("{}", "─".repeat(57));
     for c in a.citations.iter().filter(|c| c.marker.is_some()) {
-        println!("{} {}", c.marker.as_deref().unwrap_or(""), c.citation.uri());
+        outln!("{} {}", c.marker.as_deref().unwrap_or(""), c.citation.uri());
         if let kebab::wire::CitationBody::Line {
             section: Some(s), ..
         } = &c.citation.body
         {
-            println!("     {s}");
+            outln!("     {s}");
         }
     }
     let chunks = match a.refusal_reason {
@@ -86,7 +84,7 @@ pub(crate) fn print_answer(
             a.citations.iter().filter(|c| c.marker.is_some()).count()
         ),
     };
-    println!(
+    outln!(
         "grounded {}  {}  {}  {chunks}",
         if a.grounded { "✓" } else { "✗" },
         a.model.id,
@@ -94,10 +92,10 @@ pub(crate) fn print_answer(
     );
     if explain {
         if a.grounded {
-            println!();
+            outln!();
             print_claims(&a.answer, &outcome.packed);
         }
-        println!();
+        outln!();
         print_trace(outcome, question);
     }
 }
@@ -106,11 +104,11 @@ pub(crate) fn print_answer(
 /// chunk with its channel scores, and the model's token use.
 fn print_trace(outcome: &kebab::rag::AskOutcome, question: &str) {
     let a = &outcome.answer;
-    println!("retrieval trace");
-    println!("  query            {question:?}");
-    println!("  mode             {}", a.retrieval.mode);
-    println!("  k                {}", a.retrieval.k);
-    println!(
+    outln!("retrieval trace");
+    outln!("  query            {question:?}");
+    outln!("  mode             {}", a.retrieval.mode);
+    outln!("  k                {}", a.retrieval.k);
+    outln!(
         "  threshold (gate) {:.2} → top-1 {:.2} {}",
         a.retrieval.score_gate,
         a.retrieval.top_score,
@@ -120,12 +118,12 @@ fn print_trace(outcome: &kebab::rag::AskOutcome, question: &str) {
             "fail"
         }
     );
-    println!(
+    outln!(
         "  chunks (used)    {} / {} returned",
         a.retrieval.chunks_used, a.retrieval.chunks_returned
     );
     for r in &outcome.retrieved {
-        println!(
+        outln!(
             "  #{} {:.2} {}  {}",
             r.hit.rank,
             r.relevance,
@@ -134,7 +132,7 @@ fn print_trace(outcome: &kebab::rag::AskOutcome, question: &str) {
         );
     }
     let n = |v: Option<u32>| v.map_or("?".to_string(), |n| n.to_string());
-    println!(
+    outln!(
         "  prompt {} tokens  completion {} tokens  latency {} ms",
         n(a.usage.prompt_tokens),
         n(a.usage.completion_tokens),
@@ -186,14 +184,14 @@ fn print_claims(answer: &str, packed: &[kebab::rag::Packed]) {
             continue;
         }
         let claim = strip_markers(sentence);
-        println!("▎ {}", claim.trim().trim_end_matches(['.', '!', '?', '。']));
+        outln!("▎ {}", claim.trim().trim_end_matches(['.', '!', '?', '。']));
         for m in cited {
             let Some(p) = packed.get(m as usize - 1) else {
                 continue;
             };
-            println!("  └ {}", p.retrieved.hit.citation.uri());
+            outln!("  └ {}", p.retrieved.hit.citation.uri());
             if let Some(line) = best_line(&p.retrieved.text, &claim) {
-                println!("    「{line}」");
+                outln!("    「{line}」");
             }
         }
     }

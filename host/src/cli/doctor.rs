@@ -13,19 +13,19 @@ pub(crate) fn doctor(
         print_json(&report)?;
     } else {
         for c in &report.checks {
-            println!(
+            outln!(
                 "{} {:<20} {}",
                 if c.ok { "✓" } else { "✗" },
                 c.name,
                 c.detail
             );
             if let Some(h) = &c.hint {
-                println!("  hint: {h}");
+                outln!("  hint: {h}");
             }
         }
         let failed = report.checks.iter().filter(|c| !c.ok).count();
         if failed > 0 {
-            println!(
+            outln!(
                 "{failed} check{} failed.",
                 if failed == 1 { "" } else { "s" }
             );

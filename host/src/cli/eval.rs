@@ -7,7 +7,7 @@ use kebab::api::eval_ann::{AnnReport, AnnSweep, read_queries};
 
 /// Notes from an evaluation go to stderr, in either output mode.
 fn note(message: String) {
-    eprintln!("note: {message}");
+    errln!("note: {message}");
 }
 
 /// `kebab eval …`.
@@ -55,18 +55,18 @@ fn print_ann(r: &AnnReport) {
             r.ann_min_rows
         )
     };
-    println!(
+    outln!(
         "{} vectors, {index}; {} queries, recall@{} against the exact scan",
         r.rows, r.queries, r.k
     );
     let or_auto = |v: Option<usize>| v.map_or("auto".to_string(), |v| v.to_string());
-    println!("nprobes  ef     refine  recall@k  p50 ms  p95 ms");
-    println!(
+    outln!("nprobes  ef     refine  recall@k  p50 ms  p95 ms");
+    outln!(
         "{:<33} {:>6.1}  {:>6.1}",
         "exact scan", r.exact.p50_ms, r.exact.p95_ms
     );
     for row in &r.settings {
-        println!(
+        outln!(
             "{:<8} {:<6} {:<7} {:.4}    {:>6.1}  {:>6.1}{}",
             or_auto(row.params.nprobes),
             or_auto(row.params.ef),
@@ -96,13 +96,13 @@ fn eval_run(
 
 fn print_eval(r: &EvalReport) {
     let f = |v: Option<f64>| v.map_or("   -  ".to_string(), |v| format!("{v:.4}"));
-    println!(
+    outln!(
         "{}: {} queries, k = {}  (run {})",
         r.suite, r.queries, r.k, r.run_id
     );
-    println!("mode      hit@k   MRR     recall@k_doc  precision@k  nDCG@10");
+    outln!("mode      hit@k   MRR     recall@k_doc  precision@k  nDCG@10");
     for (mode, a) in &r.modes {
-        println!(
+        outln!(
             "{mode:<9} {}  {}  {}        {}       {}",
             f(a.hit_at_k),
             f(a.mrr),
@@ -127,17 +127,17 @@ fn eval_beir(
 }
 
 fn print_beir(r: &BeirReport) {
-    println!(
+    outln!(
         "{}: {} documents, {} judged queries",
         r.dataset, r.documents, r.judged_queries
     );
-    println!("mode                   nDCG@10  recall@100  ms/query");
+    outln!("mode                   nDCG@10  recall@100  ms/query");
     for row in &r.modes {
         let label = match &row.fusion {
             Some(f) => format!("{} ({f})", row.mode),
             None => row.mode.to_string(),
         };
-        println!(
+        outln!(
             "{:<22} {:.4}   {:.4}      {:.1}",
             label,
             row.ndcg_at_10.unwrap_or(0.0),

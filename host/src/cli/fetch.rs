@@ -1,10 +1,13 @@
 //! `kebab fetch` output.
 
+use super::term::{errln, outln};
+
 pub(crate) fn print_fetch(r: &kebab::fetch::FetchResult) {
     if r.stale {
-        eprintln!(
+        errln!(
             "warning: {} changed since it was indexed ({}); this is the indexed text",
-            r.doc_path, r.indexed_at
+            kebab::sanitize::escape_control(&r.doc_path),
+            r.indexed_at
         );
     }
     let chunks = r
@@ -13,17 +16,17 @@ pub(crate) fn print_fetch(r: &kebab::fetch::FetchResult) {
         .chain(r.chunk.iter())
         .chain(r.context_after.iter());
     for c in chunks {
-        println!(
+        outln!(
             "── {} [{}]",
             kebab::sanitize::escape_control(&c.doc_path),
             c.chunk_id
         );
-        println!("{}", kebab::sanitize::escape_control_keep_lines(&c.text));
+        outln!("{}", kebab::sanitize::escape_control_keep_lines(&c.text));
     }
     if let Some(t) = &r.text {
-        println!("{t}");
+        outln!("{t}");
     }
     if r.truncated {
-        eprintln!("(truncated to the token budget)");
+        errln!("(truncated to the token budget)");
     }
 }

@@ -10,7 +10,7 @@ pub(crate) fn ingest(
     json: bool,
 ) -> Result<u8> {
     let report = with_progress(json, |on_progress| {
-        let mut note = |w: String| eprintln!("warning: {}", kebab::sanitize::escape_control(&w));
+        let mut note = |w: String| errln!("warning: {}", kebab::sanitize::escape_control(&w));
         session.ingest(path, kebab::interrupt::flag(), &mut note, on_progress)
     })?;
     Ok(exit_code(&report, strict))
@@ -57,7 +57,7 @@ fn with_progress(
     let mut files_left = 0usize;
     let mut on_progress = |event: &Progress| {
         if let Progress::WaitingForWriter { holder, .. } = event {
-            eprintln!(
+            errln!(
                 "waiting: {} is writing to this index; this run starts when it finishes (Ctrl-C to stop)",
                 kebab::sanitize::escape_control(holder)
             );
@@ -118,7 +118,7 @@ pub(crate) fn print_ingest_report(r: &IngestReport) {
             String::new()
         }
     };
-    println!(
+    outln!(
         "{}: {} scanned · {} new · {} updated{} · {} skipped · {} errors · {} removed{} ({:.1} s)",
         if r.aborted {
             "ingest aborted"
@@ -137,13 +137,13 @@ pub(crate) fn print_ingest_report(r: &IngestReport) {
     );
     let notable: Vec<String> = r.items.iter().filter_map(notable_line).collect();
     for line in notable.iter().take(MAX_REPORT_LINES) {
-        println!("{line}");
+        outln!("{line}");
     }
     if notable.len() > MAX_REPORT_LINES {
-        println!("  … {} more (see --json)", notable.len() - MAX_REPORT_LINES);
+        outln!("  … {} more (see --json)", notable.len() - MAX_REPORT_LINES);
     }
     if let Some(v) = &r.vectors {
-        println!(
+        outln!(
             "  vectors: {} embedded · {} from cache · {} stale removed · {} in {}{}",
             v.embedded,
             v.from_cache,
@@ -158,13 +158,13 @@ pub(crate) fn print_ingest_report(r: &IngestReport) {
         );
     }
     if r.korean_analyzed > 0 {
-        println!("  Korean: {} chunks analysed", r.korean_analyzed);
+        outln!("  Korean: {} chunks analysed", r.korean_analyzed);
     }
     for w in &r.warnings {
-        println!("  warning: {}", escape_control(w));
+        outln!("  warning: {}", escape_control(w));
     }
     if r.skipped_unsupported > 0 {
-        println!(
+        outln!(
             "  {} files of types no plugin handles were skipped",
             r.skipped_unsupported
         );

@@ -12,15 +12,15 @@ fn print_init(done: &kebab::api::init::InitReport) {
         (true, true) => "rewrote",
         (true, false) => "kept",
     };
-    println!("{verb:<8} {}", done.config.display());
-    println!("{:<8} {}", "data", done.data_dir.display());
-    println!(
+    outln!("{verb:<8} {}", done.config.display());
+    outln!("{:<8} {}", "data", done.data_dir.display());
+    outln!(
         "{:<8} {} (schema v{})",
         "opened",
         done.sqlite.display(),
         done.db_schema_version
     );
-    println!(
+    outln!(
         "{:<8} edit {} then `kebab ingest <dir>`",
         "hint",
         done.config.display()

@@ -11,6 +11,7 @@ pub(crate) mod models;
 pub(crate) mod output;
 pub(crate) mod plugin;
 pub(crate) mod search;
+pub(crate) mod term;
 
 /// What every command module uses.
 pub(crate) mod prelude {
@@ -39,6 +40,7 @@ pub(crate) mod prelude {
     pub(crate) use super::output::*;
     pub(crate) use super::plugin::*;
     pub(crate) use super::search::*;
+    pub(crate) use super::term::{errln, outln};
     pub(crate) use crate::{
         EXIT_ERROR, EXIT_NO_HIT, EXIT_OK, EXIT_UNHEALTHY, EvalCmd, ModelsCmd, PluginCmd,
     };

@@ -20,7 +20,7 @@ fn models_list(session: &Session, json: bool) -> Result<u8> {
 
 fn print_models(report: &ModelsReport) {
     for m in &report.models {
-        println!(
+        outln!(
             "{} {:<24} {:>5}d  {:<48} {}",
             if m.configured { "*" } else { " " },
             m.name,
@@ -31,7 +31,7 @@ fn print_models(report: &ModelsReport) {
                 .map_or("not installed".to_string(), |d| d.display().to_string())
         );
     }
-    println!("* = [models.embedding] model; `kebab models pull NAME` downloads one");
+    outln!("* = [models.embedding] model; `kebab models pull NAME` downloads one");
 }
 
 /// `kebab models pull NAME`: download into the user cache's `models/`,
@@ -58,14 +58,14 @@ fn models_pull(session: &Session, name: &str, endpoint: Option<String>, json: bo
 
 fn print_pulled(pulled: &ModelPullReport) {
     for f in &pulled.files {
-        println!(
+        outln!(
             "{}  {} bytes  sha256 {}  (verified: {})",
             f.name, f.bytes, f.sha256, f.verified_by
         );
     }
-    println!("{} installed in {}", pulled.name, pulled.dir.display());
+    outln!("{} installed in {}", pulled.name, pulled.dir.display());
     if pulled.needs_config {
-        println!(
+        outln!(
             "hint: set [models.embedding] model = \"{}\" to use it",
             pulled.name
         );
@@ -81,13 +81,13 @@ fn models_import_ko_dic(
     json: bool,
 ) -> Result<u8> {
     if !json {
-        eprintln!(
+        errln!(
             "building the Korean dictionary from {} (about a minute)…",
             source.display()
         );
     }
     render(json, &session.import_ko_dic(source, out)?, |built| {
-        println!(
+        outln!(
             "{} entries → {} ({:.0} s)\nsample: {KO_DIC_SAMPLE} → {}",
             built.entries,
             built.dir.display(),

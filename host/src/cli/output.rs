@@ -31,14 +31,11 @@ pub(crate) fn report_error(err: &anyhow::Error, json: bool) {
 /// and `hint:` lines, all on stderr.
 pub(crate) fn print_error_report(report: &ErrorReport, json: bool) {
     if json {
-        eprintln!("{}", serde_json::to_string(report).unwrap_or_default());
+        super::term::json_err(&serde_json::to_string(report).unwrap_or_default());
     } else {
-        eprintln!(
-            "error: {}",
-            kebab::sanitize::escape_control(&report.message)
-        );
+        errln!("error: {}", kebab::sanitize::escape_control(&report.message));
         if let Some(h) = &report.hint {
-            eprintln!("  hint: {h}");
+            errln!("  hint: {h}");
         }
     }
 }

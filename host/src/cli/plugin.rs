@@ -62,17 +62,17 @@ fn print_install(done: &PluginInstallReport) {
     } else {
         "installed"
     };
-    println!(
+    outln!(
         "{verb} {} {} (plugin API {})",
         done.name, done.version, done.api_version
     );
     for v in &done.rolled_back {
-        println!("removed {} {v} (rollback)", done.name);
+        outln!("removed {} {v} (rollback)", done.name);
     }
     if let Some(replaced) = &done.replaces_builtin {
-        println!("replaces {replaced} for every file it handles");
+        outln!("replaces {replaced} for every file it handles");
     }
-    println!(
+    outln!(
         "{} indexed documents will be re-indexed by the next `kebab ingest`",
         done.documents_to_reindex
     );
@@ -87,10 +87,10 @@ fn origin_name(origin: PluginOrigin) -> &'static str {
 
 fn print_list(list: &PluginList, details: bool) {
     for w in &list.warnings {
-        eprintln!("warning: {}", escape_control(w));
+        errln!("warning: {}", escape_control(w));
     }
     for r in &list.plugins {
-        println!(
+        outln!(
             "{:<10} {:<8} {:<9} {:>5} docs  {}{}",
             escape_control(&r.name),
             escape_control(&r.version),
@@ -107,7 +107,7 @@ fn print_list(list: &PluginList, details: bool) {
                 ("source", r.source.as_ref()),
                 ("blake3", Some(&r.blake3)),
             ] {
-                println!(
+                outln!(
                     "  {key:<16} {}",
                     escape_control(value.map_or("-", String::as_str))
                 );
@@ -117,19 +117,19 @@ fn print_list(list: &PluginList, details: bool) {
 }
 
 fn print_remove(removed: &PluginRemoveReport) {
-    println!(
+    outln!(
         "removed {} {}",
         removed.name,
         removed.removed_versions.join(", ")
     );
     if removed.rerouted > 0 {
-        println!(
+        outln!(
             "{} documents will be re-indexed by another plugin on the next `kebab ingest`",
             removed.rerouted
         );
     }
     if removed.orphaned > 0 {
-        println!(
+        outln!(
             "{} documents have no plugin now: they stay searchable and are reported as orphaned",
             removed.orphaned
         );
@@ -139,24 +139,24 @@ fn print_remove(removed: &PluginRemoveReport) {
 fn print_which(which: &PluginWhich) {
     let rel = escape_control(&which.path);
     let (Some(plugin), Some(version)) = (&which.plugin, &which.version) else {
-        println!("{rel} → no plugin (the file would be skipped as unsupported)");
+        outln!("{rel} → no plugin (the file would be skipped as unsupported)");
         return;
     };
     let plugin = escape_control(plugin);
     if let Some(glob) = &which.route {
-        println!(
+        outln!(
             "{rel} → {plugin} {version} (configured route `{}`)",
             escape_control(glob)
         );
         return;
     }
-    println!(
+    outln!(
         "{rel} → {plugin} {version} ({}, matches {})",
         which.origin.map_or("", origin_name),
         escape_control(&format!("{:?}", which.patterns))
     );
     if !which.shadowing.is_empty() {
-        println!(
+        outln!(
             "  also claimed by (lower priority): {}",
             escape_control(&which.shadowing.join(", "))
         );
@@ -166,12 +166,12 @@ fn print_which(which: &PluginWhich) {
 fn print_test(report: &PluginTestReport) {
     for f in &report.files {
         match (&f.error, f.blocks, f.chunks) {
-            (None, Some(blocks), Some(chunks)) => println!(
+            (None, Some(blocks), Some(chunks)) => outln!(
                 "ok    {}: {blocks} blocks, {chunks} chunks, {} ms (x2, identical)",
                 escape_control(&f.path),
                 f.ms
             ),
-            (error, ..) => println!(
+            (error, ..) => outln!(
                 "FAIL  {}: {}",
                 escape_control(&f.path),
                 escape_control(error.as_deref().unwrap_or(""))
@@ -182,9 +182,9 @@ fn print_test(report: &PluginTestReport) {
 
 fn print_new(made: &PluginNewReport, dir: &std::path::Path) {
     for f in &made.files {
-        println!("created {}", f.display());
+        outln!("created {}", f.display());
     }
-    println!(
+    outln!(
         "next: {}/build.sh, then `kebab plugin test <file.wasm> <samples…>` and `kebab plugin install <file.wasm>`",
         dir.join(&made.name).display()
     );

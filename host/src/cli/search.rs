@@ -17,7 +17,7 @@ pub(crate) fn search(
     let response = session.search(input)?;
     if !json {
         for note in &response.notes {
-            eprintln!("note: {note}");
+            errln!("note: {note}");
         }
     }
     if json {
@@ -81,48 +81,48 @@ pub(crate) fn schema(session: &Session, json: bool) -> Result<u8> {
         return Ok(EXIT_OK);
     }
     let c = &report.capabilities;
-    println!(
+    outln!(
         "kebab {}  wire {}",
         report.kebab_version, report.wire.version
     );
-    println!("search modes   {}", c.search_modes.join(", "));
-    println!(
+    outln!("search modes   {}", c.search_modes.join(", "));
+    outln!(
         "korean         {}",
         if c.korean_analysis { "on" } else { "off" }
     );
     if let Some(e) = &report.models.embedding {
-        println!("embedding      {} ({}d)", e.id, e.dimensions);
+        outln!("embedding      {} ({}d)", e.id, e.dimensions);
     }
-    println!(
+    outln!(
         "answer model   {} ({})",
         report.models.llm.id, report.models.llm.provider
     );
-    println!("plugin api     {}", c.plugin_api);
+    outln!("plugin api     {}", c.plugin_api);
     for p in &c.plugins {
-        println!("plugin         {} {} ({})", p.name, p.version, p.origin);
+        outln!("plugin         {} {} ({})", p.name, p.version, p.origin);
     }
     let s = &report.stats;
-    println!(
+    outln!(
         "index          {} documents, {} chunks, {} vectors",
         s.documents, s.chunks, s.embeddings
     );
     for (lang, n) in &s.code_lang_breakdown {
-        println!("  {lang:<12} {n} documents");
+        outln!("  {lang:<12} {n} documents");
     }
     for note in &c.notes {
-        println!("note: {note}");
+        outln!("note: {note}");
     }
     Ok(EXIT_OK)
 }
 
 pub(crate) fn print_hits(response: &SearchResponse, explain: bool) {
     if response.hits.is_empty() {
-        println!("no hits for \"{}\"", escape_control(&response.query));
-        println!("hint: try other words, or check `kebab list docs` for what is indexed");
+        outln!("no hits for \"{}\"", escape_control(&response.query));
+        outln!("hint: try other words, or check `kebab list docs` for what is indexed");
         return;
     }
     for hit in &response.hits {
-        println!(
+        outln!(
             "{}. {:.2} {}",
             hit.rank,
             hit.score,
@@ -133,12 +133,12 @@ pub(crate) fn print_hits(response: &SearchResponse, explain: bool) {
         } else {
             hit.heading_path.join(" › ")
         };
-        println!("   {}", escape_control(&heading));
-        println!("   {}", escape_control(&hit.snippet));
+        outln!("   {}", escape_control(&heading));
+        outln!("   {}", escape_control(&hit.snippet));
         if explain {
             print_explain(hit);
         }
-        println!();
+        outln!();
     }
     let model = response
         .hits
@@ -162,7 +162,7 @@ pub(crate) fn print_hits(response: &SearchResponse, explain: bool) {
     {
         method.push_str("+rerank");
     }
-    println!(
+    outln!(
         "{} hits  {}  index {}  {method}",
         response.hits.len(),
         response.mode,
@@ -177,31 +177,31 @@ fn print_explain(hit: &kebab::wire::SearchHit) {
     let score =
         |x: Option<f64>, digits: usize| x.map_or("-".to_string(), |v| format!("{v:.digits$}"));
     let model = hit.embedding_model.as_deref().unwrap_or("none");
-    println!(
+    outln!(
         "   ├ lexical (bm25)  rank {}  score {}",
         rank(r.lexical_rank),
         score(r.lexical_score, 2)
     );
-    println!(
+    outln!(
         "   ├ vector ({model})  rank {}  score {}",
         rank(r.vector_rank),
         score(r.vector_score, 3)
     );
     if r.method == "hybrid" {
-        println!(
+        outln!(
             "   ├ {} fusion  score {}",
             r.fusion_kind.unwrap_or("-"),
             score(r.fusion_score, 3)
         );
     }
     if let Some(rerank) = r.rerank_score {
-        println!("   ├ rerank (cross-encoder)  score {rerank:.3}");
+        outln!("   ├ rerank (cross-encoder)  score {rerank:.3}");
     }
-    println!(
+    outln!(
         "   ├ final rank {}  {} {:.3}",
         hit.rank, hit.score_kind, hit.score
     );
-    println!(
+    outln!(
         "   └ chunker {}  chunk_id {}",
         hit.chunker_version, hit.chunk_id
     );
@@ -212,11 +212,11 @@ pub(crate) fn list_docs(session: &Session, json: bool) -> Result<u8> {
     if json {
         print_json(&docs)?;
     } else if docs.is_empty() {
-        println!("no documents indexed yet");
-        println!("hint: `kebab ingest <dir>`");
+        outln!("no documents indexed yet");
+        outln!("hint: `kebab ingest <dir>`");
     } else {
         for d in &docs {
-            println!(
+            outln!(
                 "{}  {} chunks  {}@{}{}  {}",
                 escape_control(&d.doc_path),
                 d.chunk_count,
@@ -230,7 +230,7 @@ pub(crate) fn list_docs(session: &Session, json: bool) -> Result<u8> {
                 escape_control(d.title.as_deref().unwrap_or(""))
             );
         }
-        println!("{} documents", docs.len());
+        outln!("{} documents", docs.len());
     }
     Ok(EXIT_OK)
 }
