@@ -8,7 +8,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::symlink;
 use std::time::{Duration, Instant};
 
-use crate::support::{Kb, hostile_variant, item};
+use crate::support::{Kb, hostile_variant, item, items};
 
 const NO_VECTORS: &str = "[models.embedding]\nmodel = \"\"\n";
 
@@ -77,6 +77,39 @@ fn fifos_are_skipped_without_blocking_and_odd_names_stay_distinct() {
     let again = kb.ingest(&corpus);
     assert_eq!(again["skipped_unchanged"], 2, "{again:#}");
     assert_eq!(again["removed"], 0);
+}
+
+#[test]
+fn names_spelled_in_two_unicode_forms_are_reported_as_such() {
+    let kb = Kb::with_config(NO_VECTORS);
+    let corpus = kb.dir.path().join("corpus");
+    std::fs::create_dir_all(&corpus).unwrap();
+    // One name in NFC (U+00E9) and in NFD (e + U+0301); the NFD spelling
+    // sorts first, so it is the one indexed.
+    let (nfc, nfd) = ("caf\u{e9}.md", "cafe\u{301}.md");
+    std::fs::write(corpus.join(nfd), "# Cafe\n\nThe decomposed capybara.\n").unwrap();
+    std::fs::write(corpus.join(nfc), "# Cafe\n\nThe composed chinchilla.\n").unwrap();
+    std::fs::write(corpus.join("other.md"), "# Other\n\nA quokka.\n").unwrap();
+    for run in 0..2 {
+        let (report, _) = kb.json(&["ingest", corpus.to_str().unwrap()]);
+        assert_eq!(report["errors"], 1, "run {run}: {report:#}");
+        let errors = items(&report, "error");
+        assert_eq!(errors.len(), 1, "run {run}: {report:#}");
+        let twin = errors[0];
+        assert_eq!(twin["doc_path"], nfc, "{twin}");
+        let message = twin["error"].as_str().unwrap_or_default();
+        assert!(
+            message.contains("two Unicode forms") && message.contains("rename one"),
+            "run {run}: {twin}"
+        );
+        assert!(!message.contains("[workspace] root"), "{twin}");
+    }
+    let (hits, _) = kb.search("capybara", 1);
+    assert_eq!(hits[0]["doc_path"], nfc, "indexed under the NFC name");
+    let (hits, code) = kb.search("chinchilla", 1);
+    assert_eq!((code, hits.len()), (1, 0), "{hits:?}");
+    let (hits, _) = kb.search("quokka", 1);
+    assert_eq!(hits[0]["doc_path"], "other.md", "the rest of the tree indexed");
 }
 
 #[test]

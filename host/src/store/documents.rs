@@ -135,9 +135,18 @@ impl Store {
         if let Some((uri, _)) = &previous
             && uri != &doc.source_uri
         {
-            return Err(StoreError::PathConflict {
-                workspace_path: doc.workspace_path.clone(),
-                existing: uri.clone(),
+            let workspace_path = doc.workspace_path.clone();
+            let existing = uri.clone();
+            return Err(if same_up_to_normalization(uri, &doc.source_uri) {
+                StoreError::UnicodeTwin {
+                    workspace_path,
+                    existing,
+                }
+            } else {
+                StoreError::PathConflict {
+                    workspace_path,
+                    existing,
+                }
             });
         }
         delete_by_path(&tx, &doc.workspace_path)?;
@@ -318,6 +327,13 @@ fn insert_parts(tx: &rusqlite::Connection, doc: &NewDocument, now: &str) -> Resu
 
 /// Delete the document at `path` (cascading to its blocks, chunks, FTS rows
 /// and tags) and its asset when no other document shares it.
+/// Whether two source locations name the same file once Unicode is
+/// normalised (NFC), i.e. they differ only in how a name is composed.
+fn same_up_to_normalization(a: &str, b: &str) -> bool {
+    use unicode_normalization::UnicodeNormalization;
+    a.nfc().eq(b.nfc())
+}
+
 fn delete_by_path(tx: &Transaction<'_>, path: &str) -> Result<usize, StoreError> {
     let asset: Option<String> = tx
         .query_row(
