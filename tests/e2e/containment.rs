@@ -109,7 +109,10 @@ fn names_spelled_in_two_unicode_forms_are_reported_as_such() {
     let (hits, code) = kb.search("chinchilla", 1);
     assert_eq!((code, hits.len()), (1, 0), "{hits:?}");
     let (hits, _) = kb.search("quokka", 1);
-    assert_eq!(hits[0]["doc_path"], "other.md", "the rest of the tree indexed");
+    assert_eq!(
+        hits[0]["doc_path"], "other.md",
+        "the rest of the tree indexed"
+    );
 }
 
 #[test]

@@ -120,7 +120,8 @@ fn print_trace(outcome: &kebab::rag::AskOutcome, question: &str) {
     );
     outln!(
         "  chunks (used)    {} / {} returned",
-        a.retrieval.chunks_used, a.retrieval.chunks_returned
+        a.retrieval.chunks_used,
+        a.retrieval.chunks_returned
     );
     for r in &outcome.retrieved {
         outln!(

@@ -57,13 +57,17 @@ fn print_ann(r: &AnnReport) {
     };
     outln!(
         "{} vectors, {index}; {} queries, recall@{} against the exact scan",
-        r.rows, r.queries, r.k
+        r.rows,
+        r.queries,
+        r.k
     );
     let or_auto = |v: Option<usize>| v.map_or("auto".to_string(), |v| v.to_string());
     outln!("nprobes  ef     refine  recall@k  p50 ms  p95 ms");
     outln!(
         "{:<33} {:>6.1}  {:>6.1}",
-        "exact scan", r.exact.p50_ms, r.exact.p95_ms
+        "exact scan",
+        r.exact.p50_ms,
+        r.exact.p95_ms
     );
     for row in &r.settings {
         outln!(
@@ -98,7 +102,10 @@ fn print_eval(r: &EvalReport) {
     let f = |v: Option<f64>| v.map_or("   -  ".to_string(), |v| format!("{v:.4}"));
     outln!(
         "{}: {} queries, k = {}  (run {})",
-        r.suite, r.queries, r.k, r.run_id
+        r.suite,
+        r.queries,
+        r.k,
+        r.run_id
     );
     outln!("mode      hit@k   MRR     recall@k_doc  precision@k  nDCG@10");
     for (mode, a) in &r.modes {
@@ -129,7 +136,9 @@ fn eval_beir(
 fn print_beir(r: &BeirReport) {
     outln!(
         "{}: {} documents, {} judged queries",
-        r.dataset, r.documents, r.judged_queries
+        r.dataset,
+        r.documents,
+        r.judged_queries
     );
     outln!("mode                   nDCG@10  recall@100  ms/query");
     for row in &r.modes {

@@ -60,7 +60,10 @@ fn print_pulled(pulled: &ModelPullReport) {
     for f in &pulled.files {
         outln!(
             "{}  {} bytes  sha256 {}  (verified: {})",
-            f.name, f.bytes, f.sha256, f.verified_by
+            f.name,
+            f.bytes,
+            f.sha256,
+            f.verified_by
         );
     }
     outln!("{} installed in {}", pulled.name, pulled.dir.display());

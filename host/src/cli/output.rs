@@ -33,7 +33,10 @@ pub(crate) fn print_error_report(report: &ErrorReport, json: bool) {
     if json {
         super::term::json_err(&serde_json::to_string(report).unwrap_or_default());
     } else {
-        errln!("error: {}", kebab::sanitize::escape_control(&report.message));
+        errln!(
+            "error: {}",
+            kebab::sanitize::escape_control(&report.message)
+        );
         if let Some(h) = &report.hint {
             errln!("  hint: {h}");
         }

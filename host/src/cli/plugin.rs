@@ -64,7 +64,9 @@ fn print_install(done: &PluginInstallReport) {
     };
     outln!(
         "{verb} {} {} (plugin API {})",
-        done.name, done.version, done.api_version
+        done.name,
+        done.version,
+        done.api_version
     );
     for v in &done.rolled_back {
         outln!("removed {} {v} (rollback)", done.name);

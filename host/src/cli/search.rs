@@ -83,7 +83,8 @@ pub(crate) fn schema(session: &Session, json: bool) -> Result<u8> {
     let c = &report.capabilities;
     outln!(
         "kebab {}  wire {}",
-        report.kebab_version, report.wire.version
+        report.kebab_version,
+        report.wire.version
     );
     outln!("search modes   {}", c.search_modes.join(", "));
     outln!(
@@ -95,7 +96,8 @@ pub(crate) fn schema(session: &Session, json: bool) -> Result<u8> {
     }
     outln!(
         "answer model   {} ({})",
-        report.models.llm.id, report.models.llm.provider
+        report.models.llm.id,
+        report.models.llm.provider
     );
     outln!("plugin api     {}", c.plugin_api);
     for p in &c.plugins {
@@ -104,7 +106,9 @@ pub(crate) fn schema(session: &Session, json: bool) -> Result<u8> {
     let s = &report.stats;
     outln!(
         "index          {} documents, {} chunks, {} vectors",
-        s.documents, s.chunks, s.embeddings
+        s.documents,
+        s.chunks,
+        s.embeddings
     );
     for (lang, n) in &s.code_lang_breakdown {
         outln!("  {lang:<12} {n} documents");
@@ -199,11 +203,14 @@ fn print_explain(hit: &kebab::wire::SearchHit) {
     }
     outln!(
         "   ├ final rank {}  {} {:.3}",
-        hit.rank, hit.score_kind, hit.score
+        hit.rank,
+        hit.score_kind,
+        hit.score
     );
     outln!(
         "   └ chunker {}  chunk_id {}",
-        hit.chunker_version, hit.chunk_id
+        hit.chunker_version,
+        hit.chunk_id
     );
 }
 
