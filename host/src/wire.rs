@@ -312,8 +312,14 @@ pub struct Answer {
     pub answer: String,
     pub citations: Vec<AnswerCitation>,
     pub grounded: bool,
-    /// `score_gate`, `no_chunks`, `llm_self_judge`, `llm_stream_aborted`,
-    /// or for failures `model_unreachable`, `model_not_pulled`, `timeout`.
+    /// Why the answer is not grounded (null when it is): `no_index`,
+    /// `no_chunks` or `score_gate` (the model was not asked);
+    /// `llm_self_judge` (the answer cites nothing, cites a marker that names
+    /// no packed entry such as `[#99]`, `[#01]` or `[#0]`, or declines); or
+    /// a failed generation, any partial answer kept: `llm_stream_aborted`
+    /// (the stream broke or was cancelled), `timeout` (not finished within
+    /// `timeout_secs`), `answer_too_long` (past `max_answer_tokens`),
+    /// `model_unreachable`, `model_not_pulled`.
     pub refusal_reason: Option<&'static str>,
     pub model: ModelRef,
     /// The embedding model, when vectors took part in retrieval.

@@ -98,6 +98,19 @@ fn invalid_or_missing_markers_and_refusal_phrases_are_self_judged_refusals() {
         ("Leaders replicate entries [1].", "prose marker"),
         ("Use `vec![1]` to build the log.", "code, no marker"),
         ("INSUFFICIENT EVIDENCE", "refusal phrase"),
+        ("Leaders replicate entries [#01].", "[#01] is not [#1]"),
+        (
+            "Leaders replicate entries [#1] with AppendEntries [#1234].",
+            "a marker past the packed entries",
+        ),
+        (
+            "Leaders replicate entries [#1] and commit them [#0].",
+            "[#0]",
+        ),
+        (
+            "Leaders replicate entries [#1] and commit them [#1, #2].",
+            "a list in one marker",
+        ),
     ];
     for wire in WIRES {
         for (answer, why) in cases {
@@ -193,6 +206,28 @@ fn hybrid_retrieval_lets_a_paraphrase_through_the_gate_and_still_refuses_the_unr
         1,
         "the unrelated question never reaches the model"
     );
+}
+
+#[test]
+fn an_openai_endpoint_given_with_its_v1_is_the_same_server() {
+    let server = LlmServer::start(
+        Wire::OpenAi,
+        Script::Answer(tokens(
+            "The leader replicates entries with AppendEntries [#1].",
+        )),
+    );
+    for suffix in ["/v1", "/v1/"] {
+        let endpoint = format!("{}{suffix}", server.endpoint());
+        let kb = kb_for(&config_for(Wire::OpenAi, &endpoint, 10));
+        let (a, code, stderr) = ask(&kb, QUESTION, &[]);
+        assert_eq!(code, 0, "{endpoint}: {a:#} {stderr}");
+        assert_eq!(a["grounded"], true, "{a:#}");
+        let (report, _) = kb.json(&["doctor"]);
+        for check in ["llm_reachable", "llm_model_available"] {
+            assert_eq!(doctor_check(&report, check)["ok"], true, "{report:#}");
+        }
+    }
+    assert_eq!(server.chat_requests(), 2);
 }
 
 #[test]
@@ -296,7 +331,7 @@ fn injected_instructions_stay_evidence_and_the_prompt_says_so() {
         let user = messages.last().unwrap()["content"].as_str().unwrap();
         assert!(user.contains(injected), "evidence passed unchanged: {user}");
         assert!(user.starts_with("[Question]\nWhere does the okapi live?"));
-        assert!(user.contains("[#1 doc=okapi.md"));
+        assert!(user.contains("\n[#1 doc=\"okapi.md\" heading=\"Okapi\" span=\"okapi.md#L"));
     }
 }
 

@@ -42,7 +42,18 @@ pub enum Script {
     ModelMissing,
     /// Stream these tokens slowly, one per interval.
     Drip(Vec<String>, Duration),
+    /// Stream this token once per interval and never finish (until the
+    /// client goes away, or [`FOREVER`] passes).
+    Endless(String, Duration),
+    /// Stream one token of this many bytes, then `[#1].`, and finish.
+    HugeToken(usize),
+    /// Open a token's line and never end it: `bytes` more of its text per
+    /// interval (until the client goes away, or [`FOREVER`] passes).
+    Unterminated { bytes: usize, every: Duration },
 }
+
+/// How long a never-ending script streams at most.
+pub const FOREVER: Duration = Duration::from_secs(120);
 
 /// Split an answer into small tokens the way a model streams.
 pub fn tokens(answer: &str) -> Vec<String> {
@@ -321,6 +332,9 @@ fn chat(out: &mut TcpStream, wire: Wire, script: &Script) {
     }
     let mut interval = Duration::from_millis(2);
     let (tokens, cut) = match script {
+        Script::Endless(token, every) => return endless(out, wire, token, *every),
+        Script::Unterminated { bytes, every } => return unterminated(out, wire, *bytes, *every),
+        Script::HugeToken(n) => (vec!["x".repeat(*n), " [#1].".into()], None),
         Script::Answer(t) => (t.clone(), None),
         Script::Drip(t, every) => {
             interval = *every;
@@ -361,4 +375,35 @@ fn chat(out: &mut TcpStream, wire: Wire, script: &Script) {
     }
     let _ = out.write_all(b"0\r\n\r\n");
     let _ = out.flush();
+}
+
+/// A token per `every` until the client goes away (or [`FOREVER`]).
+fn endless(out: &mut TcpStream, wire: Wire, token: &str, every: Duration) {
+    let started = std::time::Instant::now();
+    let data = match wire {
+        Wire::Ollama => ollama_line(token, false),
+        Wire::OpenAi => openai_event(json!({"content": token}), None),
+    };
+    while started.elapsed() < FOREVER && chunk(out, &data) {
+        std::thread::sleep(every);
+    }
+}
+
+/// A token's line that never ends: `bytes` more of its text per `every`.
+fn unterminated(out: &mut TcpStream, wire: Wire, bytes: usize, every: Duration) {
+    let started = std::time::Instant::now();
+    let open = match wire {
+        Wire::Ollama => format!(
+            r#"{{"model":"{MODEL}","created_at":"2026-11-22T10:00:00.000000Z","message":{{"role":"assistant","content":""#
+        ),
+        Wire::OpenAi => format!(
+            r#"data: {{"id":"chatcmpl-test","object":"chat.completion.chunk","model":"{MODEL}","choices":[{{"index":0,"delta":{{"content":""#
+        ),
+    };
+    let text = "A".repeat(bytes);
+    let mut ok = chunk(out, &open);
+    while ok && started.elapsed() < FOREVER {
+        ok = chunk(out, &text);
+        std::thread::sleep(every);
+    }
 }

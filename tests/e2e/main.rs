@@ -13,6 +13,8 @@ mod support;
 
 mod ann_eval;
 mod ask;
+mod ask_bounds;
+mod ask_prompt;
 mod bad_input;
 mod cli;
 mod code;

@@ -34,6 +34,49 @@ pub fn run_with_stdin(mut cmd: Command, input: &[u8]) -> Output {
     child.wait_with_output().expect("wait for the child")
 }
 
+/// Run `cmd` to its end within `limit`: its output and how long it took.
+/// A child still running at `limit` is killed and the test fails.
+pub fn output_within(
+    mut cmd: Command,
+    limit: std::time::Duration,
+) -> (Output, std::time::Duration) {
+    use std::io::Read;
+    use std::process::Stdio;
+    let started = std::time::Instant::now();
+    let mut child = cmd
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot start {cmd:?}: {e}"));
+    let drain = |mut pipe: Box<dyn Read + Send>| {
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            let _ = pipe.read_to_end(&mut bytes);
+            bytes
+        })
+    };
+    let stdout = drain(Box::new(child.stdout.take().expect("stdout")));
+    let stderr = drain(Box::new(child.stderr.take().expect("stderr")));
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait for the child") {
+            break status;
+        }
+        if started.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("{cmd:?} still running after {limit:?}");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    let took = started.elapsed();
+    let output = Output {
+        status,
+        stdout: stdout.join().expect("stdout reader"),
+        stderr: stderr.join().expect("stderr reader"),
+    };
+    (output, took)
+}
+
 /// One isolated kebab installation: its own config file and data directory.
 pub struct Kb {
     pub dir: tempfile::TempDir,

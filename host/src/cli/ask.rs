@@ -57,8 +57,12 @@ pub(crate) fn print_answer(
 ) {
     let a = &outcome.answer;
     if streamed
-        && a.refusal_reason
-            .is_none_or(|r| matches!(r, "llm_self_judge" | "llm_stream_aborted"))
+        && a.refusal_reason.is_none_or(|r| {
+            matches!(
+                r,
+                "llm_self_judge" | "llm_stream_aborted" | "timeout" | "answer_too_long"
+            )
+        })
     {
         outln!();
     } else if !a.answer.is_empty() {
@@ -159,7 +163,10 @@ pub(crate) fn report_llm_error(
             }
         },
         LlmError::Timeout { .. } => {
-            "raise [models.llm] timeout_secs, or use a smaller model".into()
+            "raise [models.llm] timeout_secs, or use a smaller model; the partial answer was kept".into()
+        }
+        LlmError::TooLong { .. } => {
+            "raise [models.llm] max_answer_tokens, or ask a narrower question; the partial answer was kept".into()
         }
         LlmError::Http { .. } => "check the server's log; the request was refused".into(),
         LlmError::Stream { .. } | LlmError::Cancelled { .. } => {
@@ -186,8 +193,8 @@ fn print_claims(answer: &str, packed: &[kebab::rag::Packed]) {
         }
         let claim = strip_markers(sentence);
         outln!("▎ {}", claim.trim().trim_end_matches(['.', '!', '?', '。']));
-        for m in cited {
-            let Some(p) = packed.get(m as usize - 1) else {
+        for m in cited.into_iter().flatten() {
+            let Some(p) = (m as usize).checked_sub(1).and_then(|i| packed.get(i)) else {
                 continue;
             };
             outln!("  └ {}", p.retrieved.hit.citation.uri());

@@ -28,10 +28,10 @@ impl StreamProtocol for Stream {
         if line.trim().is_empty() {
             return Ok(LineEvent::Nothing);
         }
-        let v: Value =
-            serde_json::from_str(line).map_err(|e| format!("bad stream line ({e}): {line}"))?;
+        let v: Value = serde_json::from_str(line)
+            .map_err(|e| format!("bad stream line ({e}): {}", super::excerpt(line)))?;
         if let Some(err) = v["error"].as_str() {
-            return Err(format!("server error: {err}"));
+            return Err(format!("server error: {}", super::excerpt(err)));
         }
         if v["done"].as_bool() == Some(true) {
             done.prompt_tokens = v["prompt_eval_count"].as_u64().map(|n| n as u32);

@@ -31,12 +31,12 @@ impl StreamProtocol for Stream {
         if data == "[DONE]" {
             return Ok(LineEvent::Finished);
         }
-        let v: Value =
-            serde_json::from_str(data).map_err(|e| format!("bad event ({e}): {data}"))?;
+        let v: Value = serde_json::from_str(data)
+            .map_err(|e| format!("bad event ({e}): {}", super::excerpt(data)))?;
         if let Some(err) = v.get("error") {
             return Err(format!(
                 "server error: {}",
-                err["message"].as_str().unwrap_or("unknown")
+                super::excerpt(err["message"].as_str().unwrap_or("unknown"))
             ));
         }
         if let Some(usage) = v.get("usage").filter(|u| u.is_object()) {
