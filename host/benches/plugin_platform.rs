@@ -49,8 +49,15 @@ fn main() {
     let installer = Runtime::new(None).expect("runtime");
     for c in &components {
         let bytes = std::fs::read(c).expect("component");
+        let (current, _) = kebab::plugin::registry::Registry::load(
+            &installer,
+            &app.paths.data_dir,
+            &app.config.plugins,
+        )
+        .expect("registry");
         install::install(
             &installer,
+            &current,
             &app.paths.data_dir,
             &c.display().to_string(),
             &bytes,
@@ -109,8 +116,15 @@ fn main() {
     let full = start.elapsed();
     drop(plugins);
     let next = std::fs::read(components[1].as_path()).expect("markdown-next");
+    let (current, _) = kebab::plugin::registry::Registry::load(
+        &installer,
+        &app.paths.data_dir,
+        &app.config.plugins,
+    )
+    .expect("registry");
     install::install(
         &installer,
+        &current,
         &app.paths.data_dir,
         "markdown-next",
         &next,

@@ -16,6 +16,13 @@ pub enum ConfigError {
         path: PathBuf,
         source: std::io::Error,
     },
+    /// The path is not a regular file (a FIFO, a device such as
+    /// `/dev/zero`, a directory): never read.
+    #[error("config {path} is a {what}, not a regular file")]
+    NotRegular { path: PathBuf, what: &'static str },
+    /// The file is over [`MAX_CONFIG_BYTES`]: not read past the bound.
+    #[error("config {path} is larger than {limit} bytes")]
+    TooLarge { path: PathBuf, limit: u64 },
     /// The file is not valid TOML for this schema.
     #[error("invalid config {path}: {message}")]
     Invalid { path: PathBuf, message: String },
@@ -26,6 +33,45 @@ pub enum ConfigError {
         source: std::io::Error,
     },
 }
+
+impl ConfigError {
+    /// What the user can do about it.
+    pub fn hint(&self) -> &'static str {
+        match self {
+            ConfigError::Invalid { .. } => {
+                "fix the key it names, or `kebab init --force` to rewrite defaults"
+            }
+            ConfigError::NotRegular { .. } | ConfigError::TooLarge { .. } => {
+                "a config file is a regular TOML file of at most 8 MiB: point --config (or KEBAB_CONFIG) at one"
+            }
+            ConfigError::Read { .. } | ConfigError::Write { .. } => {
+                "check the file's permissions, or pass --config FILE"
+            }
+        }
+    }
+}
+
+/// The largest config file read (far above any real one; 200 000 keys fit).
+pub const MAX_CONFIG_BYTES: u64 = 8 << 20;
+
+/// Warnings of one kind shown one by one; the rest are counted in one
+/// more line.
+pub const MAX_WARNINGS: usize = 20;
+
+/// The first [`MAX_WARNINGS`] of `warnings`, then `… and N more {what}`
+/// when there are more (so 200 000 unknown keys print 21 lines).
+pub fn summarise_warnings(warnings: impl IntoIterator<Item = String>, what: &str) -> Vec<String> {
+    let mut warnings = warnings.into_iter();
+    let mut out: Vec<String> = warnings.by_ref().take(MAX_WARNINGS).collect();
+    let more = warnings.count();
+    if more > 0 {
+        out.push(format!("… and {more} more {what} (not listed)"));
+    }
+    out
+}
+
+/// The longest key text a warning shows.
+const MAX_KEY_SHOWN: usize = 200;
 
 /// The whole configuration file. Keys kebab does not know (the design's
 /// `[storage] sqlite`, a future option, a typo) are accepted and named in
@@ -49,15 +95,36 @@ pub struct Config {
 }
 
 /// `[models]`: the models kebab talks to.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(default)]
 pub struct ModelsConfig {
+    /// Largest file `kebab models pull` downloads, in MiB (the catalog's
+    /// biggest model file is about 1.1 GB).
+    pub max_download_mb: u64,
     /// `[models.llm]`: the chat model behind `kebab ask`.
     pub llm: crate::llm::LlmConfig,
     /// `[models.embedding]`: the model behind vector search.
     pub embedding: crate::embed::EmbeddingConfig,
     /// `[models.korean]`: the morphological dictionary for Korean search.
     pub korean: KoreanConfig,
+}
+
+impl Default for ModelsConfig {
+    fn default() -> Self {
+        ModelsConfig {
+            max_download_mb: 4096,
+            llm: Default::default(),
+            embedding: Default::default(),
+            korean: Default::default(),
+        }
+    }
+}
+
+impl ModelsConfig {
+    /// The cap on one downloaded model file.
+    pub fn download_cap(&self) -> crate::http::DownloadCap {
+        crate::http::DownloadCap::mib(self.max_download_mb, "[models] max_download_mb")
+    }
 }
 
 /// `[models.korean]`.
@@ -203,6 +270,9 @@ pub struct PluginsConfig {
     pub max_heading_depth: usize,
     /// Cap on document metadata entries.
     pub max_metadata_entries: usize,
+    /// Largest component `kebab plugin install` reads (a download or a
+    /// file), in MiB.
+    pub max_download_mb: u64,
     /// Plugins never routed to (the text plugin still serves as fallback).
     pub disabled: Vec<String>,
     /// `"glob" = "plugin"`: files matching the glob go to that plugin first.
@@ -233,6 +303,11 @@ pub struct PluginLimits {
 }
 
 impl PluginsConfig {
+    /// The cap on a component `kebab plugin install` reads.
+    pub fn download_cap(&self) -> crate::http::DownloadCap {
+        crate::http::DownloadCap::mib(self.max_download_mb, "[plugins] max_download_mb")
+    }
+
     /// Limits that apply to plugin `name`.
     pub fn limits_for(&self, name: &str) -> crate::plugin::runtime::Limits {
         let o = self.limits.get(name).cloned().unwrap_or_default();
@@ -410,6 +485,7 @@ impl Default for PluginsConfig {
             max_blocks_per_chunk: 65_536,
             max_heading_depth: 32,
             max_metadata_entries: 1_000,
+            max_download_mb: 64,
             disabled: Vec::new(),
             routes: Default::default(),
             limits: Default::default(),
@@ -421,15 +497,8 @@ impl Default for PluginsConfig {
 impl Config {
     /// Read `path`; a missing file yields the defaults.
     pub fn load(path: &Path) -> Result<Config, ConfigError> {
-        let text = match std::fs::read_to_string(path) {
-            Ok(text) => text,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Config::default()),
-            Err(source) => {
-                return Err(ConfigError::Read {
-                    path: path.into(),
-                    source,
-                });
-            }
+        let Some(text) = read_bounded(path)? else {
+            return Ok(Config::default());
         };
         let invalid = |message: String| ConfigError::Invalid {
             path: path.into(),
@@ -441,10 +510,15 @@ impl Config {
             |key| ignored.push(key.to_string()),
         )
         .map_err(|e| invalid(e.message().to_string()))?;
-        config.warnings = ignored
-            .into_iter()
-            .map(|key| format!("config key `{key}` is not used by this kebab; ignored"))
-            .collect();
+        config.warnings = summarise_warnings(
+            ignored.iter().map(|key| {
+                format!(
+                    "config key `{}` is not used by this kebab; ignored",
+                    crate::sanitize::bounded(key, MAX_KEY_SHOWN)
+                )
+            }),
+            "unknown config keys, ignored",
+        );
         config
             .search
             .parse_fusion()
@@ -515,6 +589,40 @@ impl Config {
         let body = toml::to_string_pretty(&Config::default()).expect("defaults serialise");
         std::fs::write(path, format!("# kebab configuration\n{body}")).map_err(wrap)
     }
+}
+
+/// The text of the config file at `path` (`None` when there is none): the
+/// path is resolved (a symlinked config is fine), then opened without
+/// blocking and read only when it is a regular file of at most
+/// [`MAX_CONFIG_BYTES`], so `/dev/zero`, `/dev/urandom` or a FIFO fail at
+/// once instead of reading forever or hanging.
+fn read_bounded(path: &Path) -> Result<Option<String>, ConfigError> {
+    let read_err = |source| ConfigError::Read {
+        path: path.into(),
+        source,
+    };
+    let real = match path.canonicalize() {
+        Ok(real) => real,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(read_err(e)),
+    };
+    let bytes = crate::walk::read_regular_file(&real, MAX_CONFIG_BYTES).map_err(|e| match e {
+        crate::walk::ReadRefusal::NotRegular(what) => ConfigError::NotRegular {
+            path: path.into(),
+            what,
+        },
+        crate::walk::ReadRefusal::TooLarge(_) => ConfigError::TooLarge {
+            path: path.into(),
+            limit: MAX_CONFIG_BYTES,
+        },
+        crate::walk::ReadRefusal::Io(e) => read_err(e),
+    })?;
+    String::from_utf8(bytes)
+        .map(Some)
+        .map_err(|_| ConfigError::Invalid {
+            path: path.into(),
+            message: "not UTF-8 text".into(),
+        })
 }
 
 /// `${VAR}` and `${VAR:-default}` replaced from the environment (an unset

@@ -235,8 +235,9 @@ pub(crate) enum PluginCmd {
         #[arg(long)]
         allow_downgrade: bool,
         /// Allow a plugin named like a built-in one (`text`, `markdown`…)
-        /// to replace it.
-        #[arg(long)]
+        /// to replace it, or one whose patterns claim files another plugin
+        /// handles (`*`, `*.md`…) to take them.
+        #[arg(long, visible_alias = "take-over")]
         replace_builtin: bool,
     },
     /// List plugins, built-in and installed.

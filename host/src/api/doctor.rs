@@ -88,7 +88,7 @@ impl Session {
         match config_error {
             Some(e) => Err((
                 format!("{e} (the checks below ran on defaults)"),
-                "fix the key it names, or `kebab init --force` to rewrite defaults".into(),
+                e.hint().into(),
             )),
             None if !file.exists() => Ok(format!("{} (absent: defaults in use)", file.display())),
             None if self.config.warnings.is_empty() => Ok(file.display().to_string()),

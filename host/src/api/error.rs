@@ -181,10 +181,7 @@ fn classify_api(e: &ApiError) -> Option<Classified> {
             "invalid_input",
             "plugin names are lowercase letters, digits and dashes; the target directory must not exist",
         ),
-        ApiError::Pull(_) => Classified::new(
-            "io_error",
-            "check the network or pass --endpoint with a mirror; files already in place are kept",
-        ),
+        ApiError::Pull(e) => Classified::new(e.code(), e.hint()),
         ApiError::Korean(_) => Classified::new(
             "io_error",
             "point at a compiled mecab-ko-dic directory (PyPI: python-mecab-ko-dic)",
@@ -261,13 +258,7 @@ fn classify_one(cause: &(dyn StdError + 'static)) -> Option<Classified> {
         return Some(classify_fetch(e));
     }
     if let Some(e) = cause.downcast_ref::<ConfigError>() {
-        let hint = match e {
-            ConfigError::Invalid { .. } => {
-                "fix the key it names, or `kebab init --force` to rewrite defaults"
-            }
-            _ => "check the file's permissions, or pass --config FILE",
-        };
-        return Some(Classified::new("config_invalid", hint));
+        return Some(Classified::new("config_invalid", e.hint()));
     }
     match cause.downcast_ref::<IngestError>() {
         Some(IngestError::Path { .. }) => {

@@ -116,7 +116,8 @@ impl Session {
         })?;
         let endpoint = endpoint.unwrap_or(pull::DEFAULT_ENDPOINT);
         let dir = self.paths().cache_dir.join("models").join(card.name);
-        let files = pull::pull(card, endpoint, &dir, progress)?;
+        let cap = self.config().models.download_cap();
+        let files = pull::pull(card, endpoint, &dir, cap, progress)?;
         Ok(ModelPullReport {
             schema_version: "model_pull.v1",
             name: card.name.into(),

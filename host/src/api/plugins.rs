@@ -51,11 +51,26 @@ pub struct PluginInstallReport {
     pub unchanged: bool,
     /// `built-in <name> <version>` when it replaces a built-in plugin.
     pub replaces_builtin: Option<String>,
+    /// Other plugins whose files this one now takes (their patterns it
+    /// overlaps); installing it needed `--replace-builtin`.
+    pub takes_over: Vec<PluginTakeOver>,
+    /// Risks of the install itself (a component fetched over plain
+    /// `http://` without a `--blake3` pin).
+    pub warnings: Vec<String>,
     /// Newer versions removed by a downgrade.
     pub rolled_back: Vec<String>,
     /// Indexed documents the next `kebab ingest` parses again because of
     /// this install (ingest's staleness rule, bytes unchanged).
     pub documents_to_reindex: usize,
+}
+
+/// Another plugin's patterns whose files an installed plugin takes.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct PluginTakeOver {
+    pub plugin: String,
+    pub origin: PluginOrigin,
+    /// Its patterns the new plugin's overlap.
+    pub patterns: Vec<String>,
 }
 
 /// One row of `plugin_list.v1`.
@@ -196,12 +211,21 @@ impl Session {
         source: &str,
         options: InstallOptions<'_>,
     ) -> Result<PluginInstallReport, ApiError> {
+        options.check()?;
         let app = self.app()?;
-        let runtime = app.runtime()?;
-        let bytes = install::fetch(source)?;
-        let done = install::install(&runtime, &app.paths.data_dir, source, &bytes, options)?;
+        let cap = self.config().plugins.download_cap();
+        let bytes = install::fetch(source, &app.paths.data_dir, cap)?;
+        let before = app.plugins()?;
+        let done = install::install(
+            &before.runtime,
+            &before.registry,
+            &app.paths.data_dir,
+            source,
+            &bytes,
+            options,
+        )?;
         // The registry as the next ingest will see it, on the same engine.
-        let plugins = app.plugins_on(runtime)?;
+        let plugins = app.plugins_on(before.runtime)?;
         let version = done.version.to_string();
         let policy_hash = self.config().policy_hash_for(&done.name);
         let documents_to_reindex = app
@@ -224,6 +248,18 @@ impl Session {
             path: done.path,
             unchanged: done.unchanged,
             replaces_builtin: done.replaces_builtin,
+            takes_over: done
+                .takes_over
+                .iter()
+                .map(|t| PluginTakeOver {
+                    plugin: t.plugin.clone(),
+                    origin: (&t.origin).into(),
+                    patterns: t.patterns.clone(),
+                })
+                .collect(),
+            warnings: install::transport_warning(source, options)
+                .into_iter()
+                .collect(),
             rolled_back: done.rolled_back.iter().map(ToString::to_string).collect(),
             documents_to_reindex,
         })
@@ -347,7 +383,11 @@ impl Session {
         let loaded: &LoadedPlugin = if plugin.ends_with(".wasm") || Path::new(plugin).is_file() {
             from_file = plugins
                 .runtime
-                .load(&install::fetch(plugin)?)
+                .load(&install::fetch(
+                    plugin,
+                    &app.paths.data_dir,
+                    self.config().plugins.download_cap(),
+                )?)
                 .map_err(install::InstallError::from)?;
             &from_file
         } else {

@@ -24,11 +24,12 @@ pub(crate) fn kebab_plugin_cmd(session: &Session, what: PluginCmd, json: bool) -
                 allow_downgrade,
                 replace_builtin,
             };
-            render(
-                json,
-                &session.plugin_install(&source, options)?,
-                print_install,
-            )
+            let done = session.plugin_install(&source, options)?;
+            // Loud in both modes: stderr, beside the report's `warnings`.
+            for w in &done.warnings {
+                errln!("warning: {w}");
+            }
+            render(json, &done, print_install)
         }
         PluginCmd::List => render(json, &session.plugin_list(None)?, |l| print_list(l, false)),
         PluginCmd::Info { name } => render(json, &session.plugin_list(Some(&name))?, |l| {
@@ -73,6 +74,17 @@ fn print_install(done: &PluginInstallReport) {
     }
     if let Some(replaced) = &done.replaces_builtin {
         outln!("replaces {replaced} for every file it handles");
+    }
+    for t in &done.takes_over {
+        let origin = match t.origin {
+            PluginOrigin::BuiltIn => "built-in",
+            PluginOrigin::Installed => "installed",
+        };
+        outln!(
+            "takes over from {} ({origin}) the files of: {}",
+            escape_control(&t.plugin),
+            escape_control(&t.patterns.join(", "))
+        );
     }
     outln!(
         "{} indexed documents will be re-indexed by the next `kebab ingest`",

@@ -3,16 +3,20 @@
 //!
 //! The hub names every file's content in its `X-Linked-Etag` (LFS files:
 //! SHA-256) or `ETag` (small files: the git blob SHA-1) header; the download
-//! is hashed while streaming and rejected when it differs. Files land in a
-//! staging directory first, so an interrupted pull never leaves a
-//! half-written model where the loader looks.
+//! is hashed while streaming and rejected when it differs. Each file is
+//! bounded by `[models] max_download_mb` (the shared downloader in
+//! `http.rs`: an announced length over it is refused before the body, a
+//! body past it stopped). Files land in a staging directory first, so an
+//! interrupted pull never leaves a half-written model where the loader
+//! looks.
 
-use std::io::{Read, Write};
+use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use sha1::Digest as _;
 
 use super::catalog::ModelCard;
+use crate::http::{DownloadCap, DownloadError};
 
 /// The hub used when no mirror is configured.
 pub const DEFAULT_ENDPOINT: &str = "https://huggingface.co";
@@ -20,10 +24,9 @@ pub const DEFAULT_ENDPOINT: &str = "https://huggingface.co";
 /// Problems downloading a model.
 #[derive(Debug, thiserror::Error)]
 pub enum PullError {
-    #[error("cannot reach {url}: {message}")]
-    Http { url: String, message: String },
-    #[error("{url} answered HTTP {status}")]
-    Status { url: String, status: u16 },
+    /// The download failed or ran past the cap.
+    #[error(transparent)]
+    Download(#[from] DownloadError),
     #[error("checksum mismatch for {file}: expected {expected}, got {actual}")]
     Checksum {
         file: String,
@@ -78,12 +81,35 @@ fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
+impl PullError {
+    /// The `error.v1` code.
+    pub fn code(&self) -> &'static str {
+        match self {
+            PullError::Download(e) => e.code(),
+            _ => "io_error",
+        }
+    }
+
+    /// What the user can do about it.
+    pub fn hint(&self) -> String {
+        match self {
+            PullError::Download(e @ (DownloadError::Announced { .. } | DownloadError::OverCap { .. })) => {
+                e.hint()
+            }
+            _ => "check the network or pass --endpoint with a mirror; files already in place are kept"
+                .into(),
+        }
+    }
+}
+
 /// Download every file of `card` from `endpoint` into `dest` (replacing
-/// what is there). `progress(file, done, total)` is called as bytes arrive.
+/// what is there), each at most `cap`. `progress(file, done, total)` is
+/// called as bytes arrive.
 pub fn pull(
     card: &ModelCard,
     endpoint: &str,
     dest: &Path,
+    cap: DownloadCap,
     mut progress: impl FnMut(&str, u64, Option<u64>),
 ) -> Result<Vec<PulledFile>, PullError> {
     let client = crate::http::builder()
@@ -91,7 +117,7 @@ pub fn pull(
         .timeout(None)
         .connect_timeout(std::time::Duration::from_secs(20))
         .build()
-        .map_err(|e| PullError::Http {
+        .map_err(|e| DownloadError::Http {
             url: endpoint.into(),
             message: e.to_string(),
         })?;
@@ -114,7 +140,7 @@ pub fn pull(
             remote
         );
         let target = staging.join(local);
-        pulled.push(fetch(&client, &url, &target, local, &mut progress)?);
+        pulled.push(fetch(&client, &url, &target, local, cap, &mut progress)?);
     }
     let manifest = serde_json::json!({
         "name": card.name,
@@ -138,13 +164,13 @@ pub fn pull(
 }
 
 /// Follow up to ten redirects from `url` (reading the content's identity
-/// from the first response that names it): the final successful response,
-/// its URL, and what the content should hash to.
+/// from the first response that names it): the final response, its URL,
+/// and what the content should hash to.
 fn follow(
     client: &reqwest::blocking::Client,
     url: &str,
-) -> Result<(reqwest::blocking::Response, reqwest::Url, Expected), PullError> {
-    let http = |url: &str, e: &dyn std::fmt::Display| PullError::Http {
+) -> Result<(reqwest::blocking::Response, reqwest::Url, Expected), DownloadError> {
+    let http = |url: &str, e: &dyn std::fmt::Display| DownloadError::Http {
         url: url.into(),
         message: e.to_string(),
     };
@@ -159,12 +185,6 @@ fn follow(
             expected = expected_from(r.headers());
         }
         if !r.status().is_redirection() {
-            if !r.status().is_success() {
-                return Err(PullError::Status {
-                    url: current.to_string(),
-                    status: r.status().as_u16(),
-                });
-            }
             return Ok((r, current, expected));
         }
         let location = r
@@ -177,13 +197,14 @@ fn follow(
     Err(http(url, &"too many redirects"))
 }
 
-/// How the downloaded content (`sha256`, and `body` when the server named
-/// a git blob hash) was checked against what the server said it is.
+/// How the downloaded content (`sha256`, and the file at `path` when the
+/// server named a git blob hash) was checked against what the server said
+/// it is.
 fn verify(
     expected: &Expected,
     name: &str,
     sha256: &str,
-    body: &[u8],
+    path: &Path,
 ) -> Result<&'static str, PullError> {
     let mismatch = |expected: &str, actual: String| PullError::Checksum {
         file: name.into(),
@@ -196,10 +217,10 @@ fn verify(
         }
         Expected::Sha256(_) => "sha256",
         Expected::GitSha1(want) => {
-            let mut h = sha1::Sha1::new();
-            h.update(format!("blob {}\0", body.len()).as_bytes());
-            h.update(body);
-            let actual = hex(&h.finalize());
+            let actual = git_sha1(path).map_err(|source| PullError::Io {
+                path: path.to_path_buf(),
+                source,
+            })?;
             if *want != actual {
                 return Err(mismatch(want, actual));
             }
@@ -209,51 +230,50 @@ fn verify(
     })
 }
 
+/// The git blob hash of the file at `path`, read in pieces.
+fn git_sha1(path: &Path) -> std::io::Result<String> {
+    let mut file = std::fs::File::open(path)?;
+    let mut h = sha1::Sha1::new();
+    h.update(format!("blob {}\0", file.metadata()?.len()).as_bytes());
+    let mut buf = vec![0u8; 1 << 16];
+    loop {
+        let n = file.read(&mut buf)?;
+        if n == 0 {
+            return Ok(hex(&h.finalize()));
+        }
+        h.update(&buf[..n]);
+    }
+}
+
 /// GET `url` (following redirects, keeping the first response's checksum
-/// headers) into `target`.
+/// headers) into `target`, at most `cap` bytes.
 fn fetch(
     client: &reqwest::blocking::Client,
     url: &str,
     target: &Path,
     name: &str,
+    cap: DownloadCap,
     progress: &mut impl FnMut(&str, u64, Option<u64>),
 ) -> Result<PulledFile, PullError> {
-    let http = |url: &str, e: &dyn std::fmt::Display| PullError::Http {
-        url: url.into(),
-        message: e.to_string(),
-    };
-    let (mut response, current, expected) = follow(client, url)?;
+    let (response, current, expected) = follow(client, url)?;
     let total = response.content_length();
-    let werr = |source| PullError::Io {
-        path: target.to_path_buf(),
-        source,
-    };
-    let mut file = std::io::BufWriter::new(std::fs::File::create(target).map_err(werr)?);
+    let dir = target.parent().unwrap_or(Path::new("."));
     let mut sha256 = sha2::Sha256::new();
-    let mut body = Vec::new();
-    let mut done = 0u64;
-    let mut buf = vec![0u8; 1 << 16];
-    loop {
-        let n = response
-            .read(&mut buf)
-            .map_err(|e| http(current.as_str(), &e))?;
-        if n == 0 {
-            break;
-        }
-        sha256.update(&buf[..n]);
-        if matches!(expected, Expected::GitSha1(_)) {
-            body.extend_from_slice(&buf[..n]);
-        }
-        file.write_all(&buf[..n]).map_err(werr)?;
-        done += n as u64;
+    let mut bytes = 0u64;
+    let file = crate::http::download(response, current.as_str(), dir, cap, |chunk, done| {
+        sha256.update(chunk);
+        bytes = done;
         progress(name, done, total);
-    }
-    file.flush().map_err(werr)?;
+    })?;
     let sha256 = hex(&sha256.finalize());
-    let verified_by = verify(&expected, name, &sha256, &body)?;
+    let verified_by = verify(&expected, name, &sha256, file.path())?;
+    file.persist(target).map_err(|e| PullError::Io {
+        path: target.to_path_buf(),
+        source: e.error,
+    })?;
     Ok(PulledFile {
         name: name.into(),
-        bytes: done,
+        bytes,
         sha256,
         verified_by,
     })
@@ -262,7 +282,7 @@ fn fetch(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::io::{BufRead, BufReader};
+    use std::io::{BufRead, BufReader, Write};
     use std::net::TcpListener;
 
     /// A loopback HTTP/1.1 server: `/<repo>/resolve/main/<path>` redirects
@@ -328,6 +348,11 @@ mod tests {
         hex(&h.finalize())
     }
 
+    const CAP: DownloadCap = DownloadCap {
+        bytes: 1 << 30,
+        setting: "[models] max_download_mb",
+    };
+
     const CARD: ModelCard = ModelCard {
         name: "tiny",
         hub_repo: "org/tiny",
@@ -354,7 +379,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let dest = dir.path().join("models/tiny");
         let mut calls = 0;
-        let files = pull(&CARD, &endpoint, &dest, |_, done, total| {
+        let files = pull(&CARD, &endpoint, &dest, CAP, |_, done, total| {
             calls += 1;
             assert!(total.is_none_or(|t| done <= t));
         })
@@ -379,7 +404,7 @@ mod tests {
         ]);
         let dir = tempfile::tempdir().unwrap();
         let dest = dir.path().join("tiny");
-        let err = pull(&CARD, &endpoint, &dest, |_, _, _| {}).unwrap_err();
+        let err = pull(&CARD, &endpoint, &dest, CAP, |_, _, _| {}).unwrap_err();
         assert!(matches!(err, PullError::Checksum { .. }), "{err}");
         assert!(!dest.exists());
     }
@@ -388,9 +413,12 @@ mod tests {
     fn a_missing_file_is_an_http_status_error() {
         let endpoint = serve(vec![]);
         let dir = tempfile::tempdir().unwrap();
-        let err = pull(&CARD, &endpoint, &dir.path().join("t"), |_, _, _| {}).unwrap_err();
+        let err = pull(&CARD, &endpoint, &dir.path().join("t"), CAP, |_, _, _| {}).unwrap_err();
         assert!(
-            matches!(err, PullError::Status { status: 404, .. }),
+            matches!(
+                err,
+                PullError::Download(DownloadError::Status { status: 404, .. })
+            ),
             "{err}"
         );
     }

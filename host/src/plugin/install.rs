@@ -1,13 +1,19 @@
 //! Installing, removing and locating plugin components under the data
 //! directory (`plugins/<name>/<version>/plugin.wasm` + `install.json`).
+//! A component is read bounded (`[plugins] max_download_mb`: a download
+//! streams to a temporary file and stops at the cap, a local file must be
+//! a regular file under it), its `--blake3` pin checked before it is
+//! parsed, and an install that would take files from another plugin needs
+//! the same consent as replacing a built-in one (`--replace-builtin`).
 
 use std::path::{Path, PathBuf};
 
 use semver::Version;
 use serde_json::json;
 
-use super::registry::plugins_dir;
+use super::registry::{Origin, Registry, plugins_dir};
 use super::runtime::{LoadError, Runtime};
+use crate::http::{DownloadCap, DownloadError};
 
 /// Why an install or removal failed.
 #[derive(Debug, thiserror::Error)]
@@ -15,6 +21,12 @@ pub enum InstallError {
     /// The source could not be read or downloaded.
     #[error("cannot read plugin from {source_name}: {detail}")]
     Source { source_name: String, detail: String },
+    /// The download failed or ran past the cap.
+    #[error(transparent)]
+    Download(#[from] DownloadError),
+    /// `--blake3` is not a blake3 digest (refused before any network).
+    #[error("--blake3 `{0}` is not a blake3 digest: it takes 64 hexadecimal digits")]
+    MalformedHash(String),
     /// `--blake3` did not match.
     #[error("blake3 mismatch for {source_name}: expected {expected}, got {actual}")]
     HashMismatch {
@@ -55,6 +67,12 @@ pub enum InstallError {
         version: String,
         builtin_version: String,
     },
+    /// The plugin's patterns claim files other plugins handle, without
+    /// `--replace-builtin`.
+    #[error(
+        "{name}'s file patterns claim files other plugins handle; installed, it would take them — {taken}; pass --replace-builtin to let it"
+    )]
+    TakesOver { name: String, taken: String },
     #[error("cannot write {path}: {detail}")]
     Write { path: PathBuf, detail: String },
 }
@@ -64,20 +82,35 @@ impl InstallError {
     pub fn code(&self) -> &'static str {
         match self {
             InstallError::Source { .. } | InstallError::Write { .. } => "io_error",
+            InstallError::Download(e) => e.code(),
             InstallError::HashMismatch { .. } => "hash_mismatch",
             InstallError::Load(_) => "plugin_invalid",
             InstallError::Downgrade { .. }
             | InstallError::VersionClash { .. }
-            | InstallError::ReplacesBuiltIn { .. } => "plugin_refused",
+            | InstallError::ReplacesBuiltIn { .. }
+            | InstallError::TakesOver { .. } => "plugin_refused",
             InstallError::NotInstalled(_) => "plugin_not_found",
-            InstallError::InvalidName(_) => "invalid_input",
+            InstallError::InvalidName(_) | InstallError::MalformedHash(_) => "invalid_input",
         }
     }
 
     /// What the user can do about it.
-    pub fn hint(&self) -> &'static str {
+    pub fn hint(&self) -> String {
         match self {
-            InstallError::Source { .. } => "check the path or URL (http/https) and try again",
+            InstallError::Download(e) => e.hint(),
+            other => other.static_hint().to_string(),
+        }
+    }
+
+    fn static_hint(&self) -> &'static str {
+        match self {
+            InstallError::Download(_) => "check the URL and try again",
+            InstallError::MalformedHash(_) => {
+                "pass the component's blake3 digest as 64 hex digits (`b3sum plugin.wasm` prints it)"
+            }
+            InstallError::Source { .. } => {
+                "check the path or URL (http/https) and try again; a component is a regular file under [plugins] max_download_mb"
+            }
             InstallError::Write { .. } => {
                 "pass --data-dir DIR (or set KEBAB_DATA_DIR) to a writable place"
             }
@@ -89,7 +122,8 @@ impl InstallError {
             }
             InstallError::Downgrade { .. }
             | InstallError::VersionClash { .. }
-            | InstallError::ReplacesBuiltIn { .. } => {
+            | InstallError::ReplacesBuiltIn { .. }
+            | InstallError::TakesOver { .. } => {
                 "the message names the flag or the version change it needs"
             }
             InstallError::NotInstalled(_) => "`kebab plugin list` shows the installed plugins",
@@ -111,6 +145,16 @@ pub struct Installed {
     pub rolled_back: Vec<Version>,
     /// The built-in plugin this one now stands in for, with its version.
     pub replaces_builtin: Option<String>,
+    /// Other plugins' patterns whose files this one now takes.
+    pub takes_over: Vec<TakenOver>,
+}
+
+/// Patterns of another plugin whose files a new plugin takes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TakenOver {
+    pub plugin: String,
+    pub origin: Origin,
+    pub patterns: Vec<String>,
 }
 
 /// What an install may do beyond adding a new version.
@@ -120,30 +164,59 @@ pub struct InstallOptions<'a> {
     pub expected_blake3: Option<&'a str>,
     /// Install a version older than an installed or built-in one.
     pub allow_downgrade: bool,
-    /// Install a plugin named like a built-in one.
+    /// Install a plugin named like a built-in one, or one whose patterns
+    /// take files another plugin handles.
     pub replace_builtin: bool,
 }
 
-/// Read a component from a file, a directory (its `plugin.wasm` or only
-/// `.wasm`), or an `http(s)://` URL.
-pub fn fetch(source: &str) -> Result<Vec<u8>, InstallError> {
+impl InstallOptions<'_> {
+    /// Refuse malformed options before anything is read or downloaded.
+    pub fn check(&self) -> Result<(), InstallError> {
+        match self.expected_blake3 {
+            Some(hex) if hex.len() != 64 || !hex.bytes().all(|b| b.is_ascii_hexdigit()) => {
+                let shown: String = hex.chars().take(80).collect();
+                Err(InstallError::MalformedHash(shown))
+            }
+            _ => Ok(()),
+        }
+    }
+}
+
+/// The warning an install over plain `http://` without a `--blake3` pin
+/// carries: anyone on the network path could have swapped the component.
+pub fn transport_warning(source: &str, options: InstallOptions<'_>) -> Option<String> {
+    (is_url(source) && !source.starts_with("https://") && options.expected_blake3.is_none()).then(
+        || {
+            "plugin downloaded over plain http:// without --blake3: anyone on the network path \
+             could have replaced it; pin it with --blake3 HEX or use https://"
+                .to_string()
+        },
+    )
+}
+
+fn is_url(source: &str) -> bool {
+    source.starts_with("https://") || source.starts_with("http://")
+}
+
+/// Read a component, at most `cap` bytes, from a file, a directory (its
+/// `plugin.wasm` or only `.wasm`), or an `http(s)://` URL (streamed into
+/// a temporary file under `data_dir`'s plugins directory, deleted after).
+pub fn fetch(source: &str, data_dir: &Path, cap: DownloadCap) -> Result<Vec<u8>, InstallError> {
     let fail = |detail: String| InstallError::Source {
         source_name: source.to_string(),
         detail,
     };
-    if source.starts_with("https://") || source.starts_with("http://") {
+    if is_url(source) {
         let response = crate::http::builder()
             .timeout(std::time::Duration::from_secs(300))
+            .connect_timeout(std::time::Duration::from_secs(20))
             .build()
             .and_then(|c| c.get(source).send())
             .map_err(|e| fail(e.to_string()))?;
-        if !response.status().is_success() {
-            return Err(fail(format!("HTTP {}", response.status())));
-        }
-        return response
-            .bytes()
-            .map(|b| b.to_vec())
-            .map_err(|e| fail(e.to_string()));
+        let dir = plugins_dir(data_dir);
+        std::fs::create_dir_all(&dir).map_err(|e| write_err(&dir, e))?;
+        let file = crate::http::download(response, source, &dir, cap, |_, _| {})?;
+        return std::fs::read(file.path()).map_err(|e| write_err(file.path(), e));
     }
     let path = Path::new(source);
     let file = if path.is_dir() {
@@ -166,7 +239,26 @@ pub fn fetch(source: &str) -> Result<Vec<u8>, InstallError> {
     } else {
         path.to_path_buf()
     };
-    std::fs::read(&file).map_err(|e| fail(format!("{}: {e}", file.display())))
+    // Resolved first (a symlinked component is fine), then opened without
+    // blocking and read only when it is a regular file under the cap: a
+    // FIFO or a device (`/dev/zero`) is refused, not read forever.
+    let real = file
+        .canonicalize()
+        .map_err(|e| fail(format!("{}: {e}", file.display())))?;
+    crate::walk::read_regular_file(&real, cap.bytes).map_err(|e| {
+        fail(match e {
+            crate::walk::ReadRefusal::NotRegular(what) => {
+                format!("{} is a {what}, not a regular file", file.display())
+            }
+            crate::walk::ReadRefusal::TooLarge(size) => format!(
+                "{} is {size} bytes, over the cap of {} bytes ({})",
+                file.display(),
+                cap.bytes,
+                cap.setting
+            ),
+            crate::walk::ReadRefusal::Io(e) => format!("{}: {e}", file.display()),
+        })
+    })
 }
 
 /// Versions of `name` installed under `data_dir`, ascending.
@@ -185,9 +277,12 @@ pub fn installed_versions(data_dir: &Path, name: &str) -> Vec<Version> {
     out
 }
 
-/// Check and install the component `bytes` (from `source`).
+/// Check and install the component `bytes` (from `source`); `current` is
+/// the registry as it is before the install (what the new plugin may take
+/// files from).
 pub fn install(
     runtime: &Runtime,
+    current: &Registry,
     data_dir: &Path,
     source: &str,
     bytes: &[u8],
@@ -212,6 +307,13 @@ pub fn install(
     let builtin = super::registry::built_in_version(runtime, &name)?;
     let versions = installed_versions(data_dir, &name);
     check_precedence(&name, &version, builtin.as_ref(), &versions, options)?;
+    let takes_over = taken_over(current, &name, &plugin.info.handles)?;
+    if !takes_over.is_empty() && !options.replace_builtin {
+        return Err(InstallError::TakesOver {
+            taken: describe(&takes_over),
+            name,
+        });
+    }
     let dir = plugins_dir(data_dir).join(&name).join(version.to_string());
     let path = dir.join("plugin.wasm");
     let unchanged = if path.is_file() {
@@ -246,8 +348,60 @@ pub fn install(
         unchanged,
         rolled_back,
         replaces_builtin: builtin.map(|v| format!("built-in {name} {v}")),
+        takes_over,
         name,
     })
+}
+
+/// The patterns of every other plugin in `current` whose files a plugin
+/// `name` claiming `patterns` would take (a plugin of the same name is the
+/// one it replaces, covered by the precedence check).
+fn taken_over(
+    current: &Registry,
+    name: &str,
+    patterns: &[String],
+) -> Result<Vec<TakenOver>, InstallError> {
+    let mut out = Vec::new();
+    for other in current.plugins().iter().filter(|p| p.name() != name) {
+        let taken = super::overlap::taken(patterns, &other.plugin.info.handles)?;
+        if !taken.is_empty() {
+            out.push(TakenOver {
+                plugin: other.name().to_string(),
+                origin: other.origin.clone(),
+                patterns: taken,
+            });
+        }
+    }
+    Ok(out)
+}
+
+/// Patterns named per plugin in a refusal.
+const SHOWN_PATTERNS: usize = 6;
+
+/// `markdown (built-in): *.md, *.markdown; text (built-in): *.txt, … 3 more`.
+fn describe(taken: &[TakenOver]) -> String {
+    taken
+        .iter()
+        .map(|t| {
+            let origin = match t.origin {
+                Origin::BuiltIn => "built-in",
+                Origin::Installed(_) => "installed",
+            };
+            let mut shown: Vec<&str> = t
+                .patterns
+                .iter()
+                .take(SHOWN_PATTERNS)
+                .map(String::as_str)
+                .collect();
+            let more = t.patterns.len().saturating_sub(SHOWN_PATTERNS);
+            let more_text = format!("… {more} more");
+            if more > 0 {
+                shown.push(&more_text);
+            }
+            format!("{} ({origin}): {}", t.plugin, shown.join(", "))
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
 }
 
 /// An I/O failure under the plugins directory.

@@ -5,6 +5,7 @@ mod cache;
 pub mod contract;
 pub mod identity;
 pub mod install;
+pub mod overlap;
 pub mod registry;
 pub mod runtime;
 pub mod scaffold;

@@ -43,17 +43,23 @@ pub enum Origin {
 pub struct RegisteredPlugin {
     pub plugin: LoadedPlugin,
     pub origin: Origin,
-    /// Patterns without `/`, matched against the file name.
-    name_patterns: GlobSet,
-    /// Patterns with `/`, matched against the workspace path.
-    path_patterns: GlobSet,
+    patterns: Patterns,
 }
 
-impl RegisteredPlugin {
-    fn new(plugin: LoadedPlugin, origin: Origin) -> Result<RegisteredPlugin, LoadError> {
+/// File patterns compiled as routing matches them.
+pub struct Patterns {
+    /// Patterns without `/`, matched against the file name.
+    names: GlobSet,
+    /// Patterns with `/`, matched against the workspace path.
+    paths: GlobSet,
+}
+
+impl Patterns {
+    /// Compile `patterns`; a bad glob is a [`LoadError::BadInfo`].
+    pub fn new(patterns: &[String]) -> Result<Patterns, LoadError> {
         let mut names = GlobSetBuilder::new();
         let mut paths = GlobSetBuilder::new();
-        for pattern in &plugin.info.handles {
+        for pattern in patterns {
             let glob = glob(pattern)
                 .map_err(|e| LoadError::BadInfo(format!("pattern `{pattern}`: {e}")))?;
             if pattern.contains('/') {
@@ -63,9 +69,23 @@ impl RegisteredPlugin {
             }
         }
         let build = |b: GlobSetBuilder| b.build().map_err(|e| LoadError::BadInfo(e.to_string()));
+        Ok(Patterns {
+            names: build(names)?,
+            paths: build(paths)?,
+        })
+    }
+
+    /// Whether one of the patterns claims `workspace_path`.
+    pub fn matches(&self, workspace_path: &str) -> bool {
+        let file_name = workspace_path.rsplit('/').next().unwrap_or(workspace_path);
+        self.names.is_match(file_name) || self.paths.is_match(workspace_path)
+    }
+}
+
+impl RegisteredPlugin {
+    fn new(plugin: LoadedPlugin, origin: Origin) -> Result<RegisteredPlugin, LoadError> {
         Ok(RegisteredPlugin {
-            name_patterns: build(names)?,
-            path_patterns: build(paths)?,
+            patterns: Patterns::new(&plugin.info.handles)?,
             plugin,
             origin,
         })
@@ -78,8 +98,7 @@ impl RegisteredPlugin {
 
     /// Whether this plugin claims `workspace_path`.
     pub fn handles(&self, workspace_path: &str) -> bool {
-        let file_name = workspace_path.rsplit('/').next().unwrap_or(workspace_path);
-        self.name_patterns.is_match(file_name) || self.path_patterns.is_match(workspace_path)
+        self.patterns.matches(workspace_path)
     }
 }
 
@@ -145,15 +164,22 @@ impl Registry {
             plugins.push(RegisteredPlugin::new(p, Origin::BuiltIn)?);
         }
         let mut routes = Vec::new();
+        let mut bad_routes = Vec::new();
         for (pattern, name) in &config.routes {
             match glob(pattern) {
                 Ok(g) if plugins.iter().any(|p| p.name() == name) => {
                     routes.push((pattern.clone(), g.compile_matcher(), name.clone()))
                 }
-                Ok(_) => warnings.push(format!("route `{pattern}` names unknown plugin `{name}`")),
-                Err(e) => warnings.push(format!("route `{pattern}` is not a valid glob: {e}")),
+                Ok(_) => {
+                    bad_routes.push(format!("route `{pattern}` names unknown plugin `{name}`"))
+                }
+                Err(e) => bad_routes.push(format!("route `{pattern}` is not a valid glob: {e}")),
             }
         }
+        warnings.extend(crate::config::summarise_warnings(
+            bad_routes,
+            "routes not used",
+        ));
         Ok((
             Registry {
                 plugins,
