@@ -17,6 +17,7 @@ mod concurrency;
 mod containment;
 mod contract;
 mod deadline;
+mod engine;
 mod fetch;
 mod fuzz;
 mod hybrid;
