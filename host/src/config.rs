@@ -270,7 +270,10 @@ impl PluginsConfig {
         crate::plugin::validate::OutputLimits {
             max_blocks: o.max_blocks.unwrap_or(self.max_blocks),
             max_chunks: o.max_chunks.unwrap_or(self.max_chunks),
-            max_text_bytes: o.max_text_kb.unwrap_or(self.max_text_kb).saturating_mul(1 << 10),
+            max_text_bytes: o
+                .max_text_kb
+                .unwrap_or(self.max_text_kb)
+                .saturating_mul(1 << 10),
             max_total_bytes: mib(o.max_output_mb.unwrap_or(self.max_output_mb)),
             max_field_bytes: o.max_field_bytes.unwrap_or(self.max_field_bytes),
             max_metadata_value_bytes: o
@@ -453,13 +456,21 @@ impl PluginLimits {
             self.timeout_ms.unwrap_or(0),
             MAX_TIMEOUT_SECS * 1000,
         )?;
-        at_most("memory_mb", self.memory_mb.unwrap_or(0), MAX_PLUGIN_MEMORY_MB)?;
+        at_most(
+            "memory_mb",
+            self.memory_mb.unwrap_or(0),
+            MAX_PLUGIN_MEMORY_MB,
+        )?;
         at_most(
             "max_output_mb",
             self.max_output_mb.unwrap_or(0),
             MAX_PLUGIN_OUTPUT_MB,
         )?;
-        at_most("max_text_kb", self.max_text_kb.unwrap_or(0), MAX_PLUGIN_TEXT_KB)?;
+        at_most(
+            "max_text_kb",
+            self.max_text_kb.unwrap_or(0),
+            MAX_PLUGIN_TEXT_KB,
+        )?;
         at_most(
             "max_metadata_value_kb",
             self.max_metadata_value_kb.unwrap_or(0),
@@ -499,13 +510,7 @@ impl ModelsConfig {
         let llm = &self.llm;
         at_most("timeout_secs", llm.timeout_secs, MAX_TIMEOUT_SECS)
             .and_then(|()| at_most("context_tokens", llm.context_tokens, MAX_MODEL_TOKENS))
-            .and_then(|()| {
-                at_most(
-                    "max_answer_tokens",
-                    llm.max_answer_tokens,
-                    MAX_MODEL_TOKENS,
-                )
-            })
+            .and_then(|()| at_most("max_answer_tokens", llm.max_answer_tokens, MAX_MODEL_TOKENS))
             .map_err(in_section("models.llm"))?;
         let embedding = &self.embedding;
         at_most("timeout_secs", embedding.timeout_secs, MAX_TIMEOUT_SECS)
@@ -531,9 +536,7 @@ impl Config {
     /// section, key and bound. Settings that are only compared (counts of
     /// blocks, chunks, rows) need none.
     pub fn check_bounds(&self) -> Result<(), String> {
-        self.search
-            .check_bounds()
-            .map_err(in_section("search"))?;
+        self.search.check_bounds().map_err(in_section("search"))?;
         at_most("top_n", self.search.rerank.top_n, crate::search::MAX_K)
             .map_err(in_section("search.rerank"))?;
         self.rag.check_bounds().map_err(in_section("rag"))?;

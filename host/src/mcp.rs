@@ -384,7 +384,12 @@ mod tests {
         assert_eq!(run(&engine, "search"), Ok(json!("search")));
         let error = run(&engine, "boom").unwrap_err();
         assert_eq!(error["code"], "internal_error");
-        assert!(error["message"].as_str().unwrap().contains("the tool exploded"));
+        assert!(
+            error["message"]
+                .as_str()
+                .unwrap()
+                .contains("the tool exploded")
+        );
         assert_eq!(run(&engine, "fetch"), Ok(json!("fetch")));
         drop(engine);
         thread.join().unwrap();

@@ -406,9 +406,8 @@ impl VectorStore {
                         }
                         if let Some(ef) = ann.ef {
                             // HNSW refuses fewer candidates than it is asked for.
-                            q = q.ef(ef.max(
-                                limit.saturating_mul(ann.refine_factor.max(1) as usize),
-                            ));
+                            let refined = ann.refine_factor.max(1) as usize;
+                            q = q.ef(ef.max(limit.saturating_mul(refined)));
                         }
                         q
                     }

@@ -45,10 +45,7 @@ fn refused_by_bound(error: &Value, field: &str) -> u64 {
     assert_eq!(error["details"]["field"], field, "{error:#}");
     let max = error["details"]["max"].as_u64().expect("the bound");
     let message = error["message"].as_str().unwrap();
-    assert!(
-        message.contains(&format!("bound of {max}")),
-        "{message}"
-    );
+    assert!(message.contains(&format!("bound of {max}")), "{message}");
     max
 }
 
@@ -59,13 +56,21 @@ fn sizes_from_flags_are_refused_against_their_bound() {
     let query = "raft leader election";
     for (args, field) in [
         // These two panicked on an overflow before they were bounded.
-        (vec!["search", query, "--k", U64_MAX, "--mode", "vector"], "k"),
         (
-            vec!["search", query, "--k", I64_MAX, "--mode", "vector", "--path", "tech/*"],
+            vec!["search", query, "--k", U64_MAX, "--mode", "vector"],
+            "k",
+        ),
+        (
+            vec![
+                "search", query, "--k", I64_MAX, "--mode", "vector", "--path", "tech/*",
+            ],
             "k",
         ),
         (vec!["search", query, "--k", U64_MAX], "k"),
-        (vec!["search", query, "--k", "1001", "--mode", "lexical"], "k"),
+        (
+            vec!["search", query, "--k", "1001", "--mode", "lexical"],
+            "k",
+        ),
         (vec!["eval", "ann", "--query", query, "--k", U64_MAX], "k"),
         (
             vec!["eval", "ann", "--query", query, "--refine", "4294967295"],
@@ -87,15 +92,19 @@ fn sizes_from_flags_are_refused_against_their_bound() {
     // around it are served.
     let long = format!("{{\"query\": \"{}\"}}", "x".repeat(1 << 20));
     let input = format!("{{\"query\": \"{query}\"}}\n{long}\n{{\"query\": \"{query}\"}}\n");
-    let out = crate::support::run_with_stdin(
-        kb.cmd(&["--json", "search", "--bulk"]),
-        input.as_bytes(),
-    );
+    let out =
+        crate::support::run_with_stdin(kb.cmd(&["--json", "search", "--bulk"]), input.as_bytes());
     let bulk: Value = serde_json::from_slice(&out.stdout).expect("bulk_search_response.v1");
-    assert_eq!((bulk["succeeded"].as_u64(), bulk["failed"].as_u64()), (Some(2), Some(1)));
+    assert_eq!(
+        (bulk["succeeded"].as_u64(), bulk["failed"].as_u64()),
+        (Some(2), Some(1))
+    );
     let error = &bulk["items"][1]["error"];
     assert_eq!(error["details"]["field"], "line", "{error:#}");
-    assert!(error["message"].as_str().unwrap().contains("bound"), "{error:#}");
+    assert!(
+        error["message"].as_str().unwrap().contains("bound"),
+        "{error:#}"
+    );
 }
 
 #[test]
@@ -184,12 +193,27 @@ fn over_mcp_a_call_that_used_to_panic_leaves_the_engine_serving() {
     let doc_id = hits[0]["doc_id"].as_str().unwrap();
     let huge = json!(u64::MAX);
     let steps = json!([
-        call("search", json!({ "query": query, "k": huge, "mode": "vector" })),
-        call("search", json!({ "query": query, "k": i64::MAX, "mode": "vector", "path": "tech/*" })),
+        call(
+            "search",
+            json!({ "query": query, "k": huge, "mode": "vector" })
+        ),
+        call(
+            "search",
+            json!({ "query": query, "k": i64::MAX, "mode": "vector", "path": "tech/*" })
+        ),
         call("ask", json!({ "question": QUESTION, "k": huge })),
-        call("bulk_search", json!({ "queries": [{ "query": query, "k": huge }, { "query": query }] })),
-        call("fetch", json!({ "kind": "chunk", "chunk_id": chunk_id, "context": u32::MAX })),
-        call("fetch", json!({ "kind": "doc", "doc_id": doc_id, "max_tokens": huge })),
+        call(
+            "bulk_search",
+            json!({ "queries": [{ "query": query, "k": huge }, { "query": query }] })
+        ),
+        call(
+            "fetch",
+            json!({ "kind": "chunk", "chunk_id": chunk_id, "context": u32::MAX })
+        ),
+        call(
+            "fetch",
+            json!({ "kind": "doc", "doc_id": doc_id, "max_tokens": huge })
+        ),
         call("search", json!({ "query": query, "k": 3 })),
     ]);
     let r = report_within(client(&kb, &steps), Duration::from_secs(120));
@@ -200,7 +224,12 @@ fn over_mcp_a_call_that_used_to_panic_leaves_the_engine_serving() {
     }
     let bulk = ok(&res[3]);
     refused_by_bound(&bulk["items"][0]["error"], "k");
-    assert!(!bulk["items"][1]["response"]["hits"].as_array().unwrap().is_empty());
+    assert!(
+        !bulk["items"][1]["response"]["hits"]
+            .as_array()
+            .unwrap()
+            .is_empty()
+    );
     // Sizes that cannot overflow are served whole.
     assert_eq!(ok(&res[4])["chunk"]["chunk_id"], chunk_id);
     assert_eq!(ok(&res[5])["truncated"], false);
@@ -320,7 +349,10 @@ impl RawMcp {
                 Ok(m) if m["id"] == id => return m,
                 Ok(m) => self.unclaimed.push(m),
                 Err(RecvTimeoutError::Timeout) => {
-                    panic!("no reply to id {id} within {limit:?}; other messages: {:?}", self.unclaimed)
+                    panic!(
+                        "no reply to id {id} within {limit:?}; other messages: {:?}",
+                        self.unclaimed
+                    )
                 }
                 Err(RecvTimeoutError::Disconnected) => panic!("kebab mcp exited"),
             }
@@ -402,10 +434,18 @@ fn requests_rmcp_left_unanswered_get_a_json_rpc_error() {
 
     // A second request with the id of an ask still streaming (about 4 s)
     // is refused at once; the ask is then answered under its id.
-    mcp.send(&RawMcp::tool_call(json!(14), "ask", json!({ "question": QUESTION })));
+    mcp.send(&RawMcp::tool_call(
+        json!(14),
+        "ask",
+        json!({ "question": QUESTION }),
+    ));
     std::thread::sleep(Duration::from_millis(500));
     let started = Instant::now();
-    mcp.send(&RawMcp::tool_call(json!(14), "search", json!({ "query": "raft" })));
+    mcp.send(&RawMcp::tool_call(
+        json!(14),
+        "search",
+        json!({ "query": "raft" }),
+    ));
     let refused = mcp.reply(json!(14), quick);
     assert_eq!(rpc_error(&refused), -32600, "{refused:#}");
     assert!(

@@ -109,7 +109,10 @@ impl Transport<RoleServer> for GuardedStdio {
             match &message {
                 JsonRpcMessage::Request(r) if !self.in_flight.insert(r.id.clone()) => {
                     let error = ErrorData::invalid_request(
-                        format!("request id {} is already in use by a request in flight", r.id),
+                        format!(
+                            "request id {} is already in use by a request in flight",
+                            r.id
+                        ),
                         None,
                     );
                     self.reply(JsonRpcMessage::error(error, Some(r.id.clone())));
@@ -365,9 +368,12 @@ mod tests {
     fn the_top_level_id_is_found_wherever_it_is() {
         let n = |n| Some(RequestId::Number(n));
         assert_eq!(scan(&[r#"{"jsonrpc":"2.0","id":7,"method":"x"}"#]), n(7));
-        // After a params object holding an `id` of its own, across reads.
+        // After a params object holding an `id` of its own, split mid-string.
         assert_eq!(
-            scan(&[r#"{"method":"x","params":{"id":1,"s":"\"id\": 3, }"#, r#"},"id": 42 }"#]),
+            scan(&[
+                r#"{"method":"x","params":{"id":1,"s":"\"id\": 3, }"#,
+                r#""},"id": 42 }"#
+            ]),
             n(42)
         );
         assert_eq!(
