@@ -171,7 +171,10 @@ async fn screen(
                 ),
                 id,
             )),
-            Line::Whole(line) => check(&line).map(|()| line),
+            Line::Whole(line) => match rejection(&line) {
+                Some(error) => Err(error),
+                None => Ok(line),
+            },
         };
         match verdict {
             Ok(mut line) => {
@@ -189,16 +192,16 @@ async fn screen(
     }
 }
 
-/// `Ok` when rmcp can serve `line` (or will ignore it: blank, or a
-/// notification it skips); the error to answer it with otherwise.
-fn check(line: &[u8]) -> Result<(), TxJsonRpcMessage<RoleServer>> {
+/// The error to answer `line` with; `None` when rmcp can serve it (or
+/// will ignore it: blank, or a notification it skips).
+fn rejection(line: &[u8]) -> Option<TxJsonRpcMessage<RoleServer>> {
     let text = line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(line);
     let text = text.strip_suffix(b"\r").unwrap_or(text);
     if text.iter().all(u8::is_ascii_whitespace) {
-        return Ok(());
+        return None;
     }
     let Err(e) = serde_json::from_slice::<RxJsonRpcMessage<RoleServer>>(text) else {
-        return Ok(());
+        return None;
     };
     let id = || {
         let mut scanner = IdScanner::default();
@@ -207,18 +210,15 @@ fn check(line: &[u8]) -> Result<(), TxJsonRpcMessage<RoleServer>> {
     };
     if e.is_syntax() || e.is_eof() {
         let error = ErrorData::parse_error(format!("not JSON: {e}"), None);
-        return Err(JsonRpcMessage::error(error, id()));
+        return Some(JsonRpcMessage::error(error, id()));
     }
     // Well-formed JSON that is no message kebab reads: a request gets the
     // error addressed to it; rmcp decides about the rest (it skips some
     // notifications other clients send and answers others).
-    match id() {
-        Some(id) => Err(JsonRpcMessage::error(
-            ErrorData::invalid_request(format!("not a request kebab serves: {e}"), None),
-            Some(id),
-        )),
-        None => Ok(()),
-    }
+    id().map(|id| {
+        let error = ErrorData::invalid_request(format!("not a request kebab serves: {e}"), None);
+        JsonRpcMessage::error(error, Some(id))
+    })
 }
 
 /// The next line of `input`, holding at most [`MAX_MESSAGE_BYTES`] of it;
@@ -409,8 +409,8 @@ mod tests {
 
     #[test]
     fn unreadable_requests_get_an_error_addressed_to_them() {
-        let error = |line: &str| match check(line.as_bytes()) {
-            Err(JsonRpcMessage::Error(e)) => (e.error.code.0, e.id),
+        let error = |line: &str| match rejection(line.as_bytes()) {
+            Some(JsonRpcMessage::Error(e)) => (e.error.code.0, e.id),
             other => panic!("{line}: {other:?}"),
         };
         let surrogate = r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"search","arguments":{"query":"\ud800"}}}"#;
@@ -420,7 +420,7 @@ mod tests {
             error(r#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":"x"}"#),
             (-32600, Some(RequestId::Number(4)))
         );
-        assert!(check(br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#).is_ok());
-        assert!(check(b"  \r").is_ok());
+        assert!(rejection(br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#).is_none());
+        assert!(rejection(b"  \r").is_none());
     }
 }
