@@ -7,6 +7,8 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use crate::bounds::{OutOfBounds, at_most};
+
 /// Problems reading or writing the configuration.
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
@@ -313,7 +315,7 @@ impl PluginsConfig {
         let o = self.limits.get(name).cloned().unwrap_or_default();
         crate::plugin::runtime::Limits {
             timeout: std::time::Duration::from_millis(o.timeout_ms.unwrap_or(self.timeout_ms)),
-            memory_bytes: (o.memory_mb.unwrap_or(self.memory_mb) as usize) << 20,
+            memory_bytes: mib(o.memory_mb.unwrap_or(self.memory_mb)),
         }
     }
 
@@ -343,19 +345,30 @@ impl PluginsConfig {
         crate::plugin::validate::OutputLimits {
             max_blocks: o.max_blocks.unwrap_or(self.max_blocks),
             max_chunks: o.max_chunks.unwrap_or(self.max_chunks),
-            max_text_bytes: o.max_text_kb.unwrap_or(self.max_text_kb) << 10,
-            max_total_bytes: (o.max_output_mb.unwrap_or(self.max_output_mb) as usize) << 20,
+            max_text_bytes: o
+                .max_text_kb
+                .unwrap_or(self.max_text_kb)
+                .saturating_mul(1 << 10),
+            max_total_bytes: mib(o.max_output_mb.unwrap_or(self.max_output_mb)),
             max_field_bytes: o.max_field_bytes.unwrap_or(self.max_field_bytes),
             max_metadata_value_bytes: o
                 .max_metadata_value_kb
                 .unwrap_or(self.max_metadata_value_kb)
-                << 10,
+                .saturating_mul(1 << 10),
             max_spans_per_chunk: o.max_spans_per_chunk.unwrap_or(self.max_spans_per_chunk),
             max_blocks_per_chunk: o.max_blocks_per_chunk.unwrap_or(self.max_blocks_per_chunk),
             max_heading_depth: o.max_heading_depth.unwrap_or(self.max_heading_depth),
             max_metadata_entries: o.max_metadata_entries.unwrap_or(self.max_metadata_entries),
         }
     }
+}
+
+/// `mb` MiB in bytes, saturating (a config in force is within
+/// [`MAX_PLUGIN_MEMORY_MB`]; one built in code may not be).
+fn mib(mb: u64) -> usize {
+    usize::try_from(mb)
+        .unwrap_or(usize::MAX)
+        .saturating_mul(1 << 20)
 }
 
 impl Config {
@@ -494,7 +507,137 @@ impl Default for PluginsConfig {
     }
 }
 
+/// Longest timeout a setting takes, in seconds (a day): no deadline
+/// computed from one can overflow the clock.
+pub const MAX_TIMEOUT_SECS: u64 = 86_400;
+/// Largest plugin memory cap, in MiB: a wasm32 instance addresses 4 GiB.
+pub const MAX_PLUGIN_MEMORY_MB: u64 = 4 << 10;
+/// Largest cap on one file's plugin output, in MiB.
+pub const MAX_PLUGIN_OUTPUT_MB: u64 = 4 << 10;
+/// Largest cap on one text a plugin returns, in KiB (1 GiB).
+pub const MAX_PLUGIN_TEXT_KB: usize = 1 << 20;
+/// Largest file ingest reads, in MB (1 TB).
+pub const MAX_FILE_MB: u64 = 1 << 20;
+/// Largest token count a model setting takes (context, answer, evidence).
+pub const MAX_MODEL_TOKENS: u32 = 1 << 20;
+/// Largest embedding dimension.
+pub const MAX_EMBEDDING_DIMENSIONS: usize = 1 << 16;
+
+impl PluginLimits {
+    /// The overrides within the bounds [`PluginsConfig::check_bounds`]
+    /// applies to the defaults.
+    fn check_bounds(&self) -> Result<(), OutOfBounds> {
+        at_most(
+            "timeout_ms",
+            self.timeout_ms.unwrap_or(0),
+            MAX_TIMEOUT_SECS * 1000,
+        )?;
+        at_most(
+            "memory_mb",
+            self.memory_mb.unwrap_or(0),
+            MAX_PLUGIN_MEMORY_MB,
+        )?;
+        at_most(
+            "max_output_mb",
+            self.max_output_mb.unwrap_or(0),
+            MAX_PLUGIN_OUTPUT_MB,
+        )?;
+        at_most(
+            "max_text_kb",
+            self.max_text_kb.unwrap_or(0),
+            MAX_PLUGIN_TEXT_KB,
+        )?;
+        at_most(
+            "max_metadata_value_kb",
+            self.max_metadata_value_kb.unwrap_or(0),
+            MAX_PLUGIN_TEXT_KB,
+        )
+    }
+}
+
+impl SearchConfig {
+    /// Every size within its bound ([`crate::search::MAX_K`] and the
+    /// others beside it, the ANN parameters' own).
+    fn check_bounds(&self) -> Result<(), OutOfBounds> {
+        use crate::search::{MAX_CANDIDATES, MAX_K, MAX_SNIPPET_CHARS};
+        at_most("default_k", self.default_k, MAX_K)?;
+        at_most("candidates", self.candidates, MAX_CANDIDATES)?;
+        at_most("snippet_chars", self.snippet_chars, MAX_SNIPPET_CHARS)?;
+        self.ann().check()
+    }
+}
+
+impl RagConfig {
+    /// `k` and the evidence budget within their bounds.
+    fn check_bounds(&self) -> Result<(), OutOfBounds> {
+        at_most("k", self.k, crate::search::MAX_K)?;
+        at_most(
+            "max_context_tokens",
+            self.max_context_tokens,
+            MAX_MODEL_TOKENS,
+        )
+    }
+}
+
+impl ModelsConfig {
+    /// The model servers' timeouts, token counts and dimensions within
+    /// their bounds, named with their section.
+    fn check_bounds(&self) -> Result<(), String> {
+        let llm = &self.llm;
+        at_most("timeout_secs", llm.timeout_secs, MAX_TIMEOUT_SECS)
+            .and_then(|()| at_most("context_tokens", llm.context_tokens, MAX_MODEL_TOKENS))
+            .and_then(|()| at_most("max_answer_tokens", llm.max_answer_tokens, MAX_MODEL_TOKENS))
+            .map_err(in_section("models.llm"))?;
+        let embedding = &self.embedding;
+        at_most("timeout_secs", embedding.timeout_secs, MAX_TIMEOUT_SECS)
+            .and_then(|()| {
+                at_most(
+                    "dimensions",
+                    embedding.dimensions.unwrap_or(0),
+                    MAX_EMBEDDING_DIMENSIONS,
+                )
+            })
+            .map_err(in_section("models.embedding"))
+    }
+}
+
+/// A bound's violation as `[section] key = value is over its bound of max`.
+fn in_section(section: &'static str) -> impl Fn(OutOfBounds) -> String {
+    move |e| format!("[{section}] {e}")
+}
+
 impl Config {
+    /// Every numeric setting within its documented bound, so nothing sized
+    /// or timed from one can overflow: the first one over names its
+    /// section, key and bound. Settings that are only compared (counts of
+    /// blocks, chunks, rows) need none.
+    pub fn check_bounds(&self) -> Result<(), String> {
+        self.search.check_bounds().map_err(in_section("search"))?;
+        at_most("top_n", self.search.rerank.top_n, crate::search::MAX_K)
+            .map_err(in_section("search.rerank"))?;
+        self.rag.check_bounds().map_err(in_section("rag"))?;
+        self.models.check_bounds()?;
+        at_most("max_file_mb", self.indexing.max_file_mb, MAX_FILE_MB)
+            .map_err(in_section("indexing"))?;
+        let plugins = &self.plugins;
+        PluginLimits {
+            timeout_ms: Some(plugins.timeout_ms),
+            memory_mb: Some(plugins.memory_mb),
+            max_output_mb: Some(plugins.max_output_mb),
+            max_text_kb: Some(plugins.max_text_kb),
+            max_metadata_value_kb: Some(plugins.max_metadata_value_kb),
+            ..PluginLimits::default()
+        }
+        .check_bounds()
+        .map_err(in_section("plugins"))?;
+        for (name, limits) in &plugins.limits {
+            limits
+                .check_bounds()
+                .map_err(|e| format!("[plugins.limits.{name}] {e}"))?;
+        }
+        Ok(())
+    }
+
     /// Read `path`; a missing file yields the defaults.
     pub fn load(path: &Path) -> Result<Config, ConfigError> {
         let Some(text) = read_bounded(path)? else {
@@ -533,6 +676,7 @@ impl Config {
                     .into(),
             ));
         }
+        config.check_bounds().map_err(invalid)?;
         if config.rag.prompt_template_version != crate::rag::PROMPT_TEMPLATE {
             return Err(invalid(format!(
                 "[rag] prompt_template_version `{}` is unknown: this kebab has `{}`",

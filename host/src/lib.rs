@@ -5,6 +5,7 @@
 
 pub mod api;
 pub mod app;
+pub mod bounds;
 pub mod config;
 pub mod embed;
 pub mod eval;

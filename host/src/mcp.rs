@@ -7,13 +7,28 @@
 //! `isError: true` and an `error.v1` body; a refusal, no hit or an
 //! unhealthy doctor are ordinary results the agent reads the flags of.
 //!
-//! The session lives on one engine thread for the life of the server, so
-//! the index, plugins, embedding model and Korean analyser load once; tool
-//! calls are queued to it in arrival order. Stdout carries protocol
-//! messages only: nothing in this process prints to it while serving.
+//! Calls run on two engine threads, each owning a session for the life of
+//! the server (the index, plugins, embedding model and Korean analyser
+//! load once per engine): the tools that wait on the model server (`ask`,
+//! for as long as it streams, and `doctor`, which asks it for its models)
+//! on one; every other tool on the other, so no answer being generated
+//! and no model server stalling holds up a search or fetch. Each engine takes
+//! its calls in arrival order. A call that panics is answered with
+//! `internal_error` and its engine rebuilds its session, so the next call
+//! is served. A call the client cancels (or leaves behind by closing
+//! stdin) stops its `ask`. The transport ([`transport`]) answers what rmcp
+//! alone leaves unanswered: lines over [`transport::MAX_MESSAGE_BYTES`],
+//! lines that are not JSON, and requests reusing an id in flight. Stdout
+//! carries protocol messages only: nothing in this process prints to it
+//! while serving.
 
+mod transport;
+
+use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::Sender;
+use std::thread::JoinHandle;
 
 use anyhow::{Context, Result};
 use rmcp::handler::server::common::schema_for_type;
@@ -34,17 +49,32 @@ use kebab::api::{ApiError, FetchInput, Session};
 use kebab::app::Paths;
 use kebab::config::Config;
 
-/// A tool call handed to the engine thread, with where to put its result.
+/// A tool call handed to an engine thread, with where to put its result.
 struct Job {
     tool: String,
     arguments: Value,
+    /// Set when the caller stops waiting: an `ask` ends its stream.
+    cancel: Arc<AtomicBool>,
     reply: oneshot::Sender<Result<Value, Value>>,
 }
 
-/// The rmcp handler: lists the tools and queues calls to the engine.
+/// The rmcp handler: lists the tools and queues calls to the engines.
 #[derive(Clone)]
 struct KebabServer {
-    jobs: std::sync::mpsc::Sender<Job>,
+    /// Every tool that does not wait on the model server.
+    reads: Sender<Job>,
+    /// `ask` and `doctor`, on an engine of their own (see the module doc).
+    model: Sender<Job>,
+}
+
+/// Sets its flag when dropped: a call whose future is dropped (the client
+/// cancelled it or went away) stops the work it queued.
+struct CancelOnDrop(Arc<AtomicBool>);
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
 }
 
 /// `bulk_search`'s arguments. Each query is parsed on its own, so one bad
@@ -144,7 +174,7 @@ impl ServerHandler for KebabServer {
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         if self.get_tool(&request.name).is_none() {
             return Err(ErrorData::invalid_params(
@@ -153,14 +183,28 @@ impl ServerHandler for KebabServer {
             ));
         }
         let (reply, result) = oneshot::channel();
+        let cancel = Arc::new(AtomicBool::new(false));
+        let _stop_when_dropped = CancelOnDrop(cancel.clone());
+        let engine = match &*request.name {
+            "ask" | "doctor" => &self.model,
+            _ => &self.reads,
+        };
         let job = Job {
             tool: request.name.to_string(),
             arguments: Value::Object(request.arguments.unwrap_or_default()),
+            cancel,
             reply,
         };
         let engine_gone = || ErrorData::internal_error("the kebab engine stopped", None);
-        self.jobs.send(job).map_err(|_| engine_gone())?;
-        Ok(match result.await.map_err(|_| engine_gone())? {
+        engine.send(job).map_err(|_| engine_gone())?;
+        let outcome = tokio::select! {
+            outcome = result => outcome.map_err(|_| engine_gone())?,
+            // rmcp sends nothing for a cancelled call; the guard stops it.
+            () = context.ct.cancelled() => {
+                return Err(ErrorData::internal_error("cancelled by the client", None));
+            }
+        };
+        Ok(match outcome {
             Ok(value) => CallToolResult::structured(value),
             Err(error) => CallToolResult::structured_error(error),
         }
@@ -168,8 +212,66 @@ impl ServerHandler for KebabServer {
     }
 }
 
+/// How an engine runs one job on its session ([`dispatch`]).
+type Handler = fn(&Session, &str, Value, &AtomicBool) -> Result<Value, Value>;
+
+/// Start an engine thread: it builds a session of its own and answers the
+/// jobs queued to it with `handler`, in order, until every sender is gone.
+/// A job that panics is answered with `internal_error`, and the session
+/// (whatever state the panic left in it) is replaced by a fresh one.
+fn start_engine(
+    name: &str,
+    config: Config,
+    paths: Paths,
+    handler: Handler,
+) -> Result<(Sender<Job>, JoinHandle<()>)> {
+    let (jobs, queue) = std::sync::mpsc::channel::<Job>();
+    let engine = std::thread::Builder::new()
+        .name(name.into())
+        .spawn(move || {
+            let fresh = || Session::new(config.clone(), paths.clone()).keep_fresh(true);
+            let mut session = fresh();
+            for job in queue {
+                let started = std::time::Instant::now();
+                let tool = job.tool;
+                let run = || handler(&session, &tool, job.arguments, &job.cancel);
+                let result = catch_unwind(AssertUnwindSafe(run)).unwrap_or_else(|panic| {
+                    let old = std::mem::replace(&mut session, fresh());
+                    // Dropping what the panic left behind may panic too.
+                    let _ = catch_unwind(AssertUnwindSafe(move || drop(old)));
+                    let message = panic
+                        .downcast_ref::<String>()
+                        .cloned()
+                        .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+                        .unwrap_or_else(|| "panicked".into());
+                    tracing::error!(
+                        tool,
+                        panic = message.as_str(),
+                        "mcp tool call panicked; session rebuilt"
+                    );
+                    let call = tool.clone();
+                    Err(to_value(&ApiError::Internal { call, message }.report()))
+                });
+                tracing::info!(
+                    tool,
+                    ok = result.is_ok(),
+                    ms = started.elapsed().as_secs_f64() * 1000.0,
+                    "mcp tool call"
+                );
+                let _ = job.reply.send(result);
+            }
+        })
+        .with_context(|| format!("starting the {name} thread"))?;
+    Ok((jobs, engine))
+}
+
 /// Run `tool` on the session: its `*.v1` value, or an `error.v1` body.
-fn dispatch(session: &Session, tool: &str, arguments: Value) -> Result<Value, Value> {
+fn dispatch(
+    session: &Session,
+    tool: &str,
+    arguments: Value,
+    cancel: &AtomicBool,
+) -> Result<Value, Value> {
     let run = || -> Result<Value, ApiError> {
         Ok(match tool {
             "search" => to_value(&session.search(&parse::<SearchInput>(arguments)?)?),
@@ -188,7 +290,7 @@ fn dispatch(session: &Session, tool: &str, arguments: Value) -> Result<Value, Va
             "fetch" => to_value(&session.fetch(&parse::<FetchInput>(arguments)?.target()?)?),
             "ask" => {
                 let input = parse::<AskInput>(arguments)?;
-                let outcome = session.ask(&input, &mut |_| {}, &AtomicBool::new(false))?;
+                let outcome = session.ask(&input, &mut |_| {}, cancel)?;
                 match outcome.error {
                     Some(e) => return Err(e.into()),
                     None => to_value(&outcome.answer),
@@ -221,40 +323,75 @@ fn to_value(v: &impl serde::Serialize) -> Value {
     serde_json::to_value(v).unwrap_or(Value::Null)
 }
 
-/// Serve until the client closes stdin. The session is built on the
+/// Serve until the client closes stdin. Each session is built on its
 /// engine thread, which owns it to the end.
 pub(crate) fn serve(config: Config, paths: Paths) -> Result<u8> {
-    let (jobs, queue) = std::sync::mpsc::channel::<Job>();
-    let engine = std::thread::Builder::new()
-        .name("kebab-engine".into())
-        .spawn(move || {
-            let session = Session::new(config, paths).keep_fresh(true);
-            for job in queue {
-                let started = std::time::Instant::now();
-                let result = dispatch(&session, &job.tool, job.arguments);
-                tracing::info!(
-                    tool = job.tool,
-                    ok = result.is_ok(),
-                    ms = started.elapsed().as_secs_f64() * 1000.0,
-                    "mcp tool call"
-                );
-                let _ = job.reply.send(result);
-            }
-        })
-        .context("starting the engine thread")?;
+    let (reads, read_engine) =
+        start_engine("kebab-engine", config.clone(), paths.clone(), dispatch)?;
+    let (model, model_engine) = start_engine("kebab-model", config, paths, dispatch)?;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .context("starting the MCP runtime")?;
-    runtime.block_on(async {
-        let service = KebabServer { jobs }
-            .serve(rmcp::transport::stdio())
+    let served = runtime.block_on(async {
+        let service = KebabServer { reads, model }
+            .serve(transport::GuardedStdio::start())
             .await
             .context("MCP handshake")?;
         service.waiting().await.context("MCP service")?;
         anyhow::Ok(())
-    })?;
-    // The handler (and so the job sender) is gone: the engine finishes.
-    let _ = engine.join();
+    });
+    // Calls still running are dropped with the runtime: their asks are
+    // told to stop and every job sender goes, so the engines finish.
+    drop(runtime);
+    served?;
+    let _ = read_engine.join();
+    let _ = model_engine.join();
     Ok(crate::EXIT_OK)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A handler that panics on the tool `boom` and echoes any other.
+    fn boom(_: &Session, tool: &str, _: Value, _: &AtomicBool) -> Result<Value, Value> {
+        assert_ne!(tool, "boom", "the tool exploded");
+        Ok(json!(tool))
+    }
+
+    fn run(engine: &Sender<Job>, tool: &str) -> Result<Value, Value> {
+        let (reply, result) = oneshot::channel();
+        let job = Job {
+            tool: tool.into(),
+            arguments: json!({}),
+            cancel: Arc::new(AtomicBool::new(false)),
+            reply,
+        };
+        engine.send(job).expect("engine running");
+        result.blocking_recv().expect("engine answered")
+    }
+
+    #[test]
+    fn a_call_that_panics_gets_an_error_and_the_next_call_is_served() {
+        let dir = tempfile::tempdir().unwrap();
+        let paths = Paths {
+            config_file: dir.path().join("config.toml"),
+            data_dir: dir.path().join("data"),
+            cache_dir: dir.path().join("cache"),
+        };
+        let (engine, thread) = start_engine("test", Config::default(), paths, boom).unwrap();
+        assert_eq!(run(&engine, "search"), Ok(json!("search")));
+        let error = run(&engine, "boom").unwrap_err();
+        assert_eq!(error["code"], "internal_error");
+        assert!(
+            error["message"]
+                .as_str()
+                .unwrap()
+                .contains("the tool exploded")
+        );
+        assert_eq!(run(&engine, "fetch"), Ok(json!("fetch")));
+        drop(engine);
+        thread.join().unwrap();
+    }
 }

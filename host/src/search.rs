@@ -14,16 +14,26 @@ use crate::wire::{Citation, Retrieval, SearchHit, SearchResponse};
 /// Index layout version reported with every hit.
 pub const INDEX_VERSION: &str = "v1.0";
 
+/// Most hits one search (or one `ask`'s retrieval) returns: `k`, `[search]
+/// default_k` and `[rag] k` are refused above it.
+pub const MAX_K: usize = 1_000;
+/// Most candidates each channel contributes to hybrid fusion (`[search]
+/// candidates`).
+pub const MAX_CANDIDATES: usize = 10_000;
+/// Longest query text, in bytes (an `ask` follow-up is retrieved with the
+/// question before it, so twice the longest question fits).
+pub const MAX_QUERY_BYTES: usize = 16 << 10;
+/// Longest snippet, in characters (`[search] snippet_chars`).
+pub const MAX_SNIPPET_CHARS: usize = 10_000;
+
 /// Lowercase word tokens of a query, deduplicated, in order.
 pub fn query_terms(query: &str) -> Vec<String> {
-    let mut terms: Vec<String> = Vec::new();
-    for word in query.split(|c: char| !c.is_alphanumeric()) {
-        let word = word.to_lowercase();
-        if !word.is_empty() && !terms.contains(&word) {
-            terms.push(word);
-        }
-    }
-    terms
+    let mut seen = std::collections::HashSet::new();
+    query
+        .split(|c: char| !c.is_alphanumeric())
+        .map(str::to_lowercase)
+        .filter(|word| !word.is_empty() && seen.insert(word.clone()))
+        .collect()
 }
 
 /// An FTS5 MATCH expression: any of the terms, each quoted so that no user
@@ -87,6 +97,9 @@ pub enum SearchError {
     Rerank(#[from] crate::rerank::RerankError),
     #[error("{mode} search needs an embedding model: {reason}")]
     NoVectors { mode: &'static str, reason: String },
+    /// A size of the request over its bound ([`Request::check`]).
+    #[error(transparent)]
+    Bounds(#[from] crate::bounds::OutOfBounds),
 }
 
 /// The vector side of a search: the model for the query and its table.
@@ -114,6 +127,20 @@ pub struct Request<'a> {
     pub korean: Option<&'a crate::korean::KoreanAnalyzer>,
     /// Cross-encoder that reorders the best hits (`[search.rerank]`).
     pub rerank: Option<&'a crate::rerank::Reranker>,
+}
+
+impl Request<'_> {
+    /// Every size of the request within its bound: `k` ([`MAX_K`]), the
+    /// hybrid pool ([`MAX_CANDIDATES`]), the query ([`MAX_QUERY_BYTES`])
+    /// and the snippet ([`MAX_SNIPPET_CHARS`]). Every search path checks
+    /// it before anything is sized from these values.
+    pub fn check(&self) -> Result<(), crate::bounds::OutOfBounds> {
+        use crate::bounds::at_most;
+        at_most("k", self.k, MAX_K)?;
+        at_most("candidates", self.candidates, MAX_CANDIDATES)?;
+        at_most("query", self.query.len(), MAX_QUERY_BYTES)?;
+        at_most("snippet_chars", self.snippet_chars, MAX_SNIPPET_CHARS)
+    }
 }
 
 /// A hit together with what RAG needs beyond the wire form.
@@ -165,6 +192,7 @@ pub fn candidates(
     vectors: Option<VectorChannel<'_>>,
     request: &Request<'_>,
 ) -> Result<Candidates, SearchError> {
+    request.check()?;
     let terms = query_terms(request.query);
     let per_channel = match request.mode {
         Mode::Hybrid => request.candidates.max(request.k),
@@ -353,7 +381,11 @@ fn korean_query_terms(
 /// Neighbours the vector channel asks for first: more when a filter will
 /// drop some of them.
 fn first_fetch(n: usize, filter: &ChunkFilter) -> usize {
-    if filter.is_empty() { n } else { n * 4 }
+    if filter.is_empty() {
+        n
+    } else {
+        n.saturating_mul(4)
+    }
 }
 
 /// Chunk ids with their cosine similarity to the query, best first.
@@ -420,7 +452,7 @@ fn vector_candidates(
         if found.len() >= n || exhausted {
             return Ok(found);
         }
-        fetch *= 4;
+        fetch = fetch.saturating_mul(4);
         neighbours = channel.table.search_pool(query, fetch, shown)?;
     }
 }

@@ -116,7 +116,23 @@ pub struct AnnParams {
     pub refine_factor: u32,
 }
 
+/// Most IVF partitions one vector query searches (`ann_nprobes`).
+pub const MAX_NPROBES: usize = 1 << 16;
+/// Most HNSW candidates per searched partition (`ann_ef`).
+pub const MAX_EF: usize = 1 << 20;
+/// Most rows re-scored per row asked for (`ann_refine_factor`).
+pub const MAX_REFINE_FACTOR: u32 = 1_000;
+
 impl AnnParams {
+    /// Every parameter within its bound ([`MAX_NPROBES`], [`MAX_EF`],
+    /// [`MAX_REFINE_FACTOR`]); each is named as its `[search]` setting.
+    pub fn check(&self) -> Result<(), crate::bounds::OutOfBounds> {
+        use crate::bounds::at_most;
+        at_most("ann_nprobes", self.nprobes.unwrap_or(0), MAX_NPROBES)?;
+        at_most("ann_ef", self.ef.unwrap_or(0), MAX_EF)?;
+        at_most("ann_refine_factor", self.refine_factor, MAX_REFINE_FACTOR)
+    }
+
     /// These parameters for a query that takes `limit` rows of which only
     /// the best `shown` are ranked for the user (hybrid search's candidate
     /// pool): the index re-scores `refine_factor × shown` rows — never fewer
@@ -125,7 +141,7 @@ impl AnnParams {
     /// with recall@100 0.985 instead of 1 (BENCHMARKS.md "Hybrid's
     /// candidate pool re-scored for the hits shown").
     pub fn for_pool(self, limit: usize, shown: usize) -> AnnParams {
-        let budget = self.refine_factor as usize * shown.min(limit);
+        let budget = (self.refine_factor as usize).saturating_mul(shown.min(limit));
         AnnParams {
             refine_factor: u32::try_from(budget.div_ceil(limit.max(1)).max(1)).unwrap_or(u32::MAX),
             ..self
@@ -390,7 +406,8 @@ impl VectorStore {
                         }
                         if let Some(ef) = ann.ef {
                             // HNSW refuses fewer candidates than it is asked for.
-                            q = q.ef(ef.max(limit * ann.refine_factor.max(1) as usize));
+                            let refined = ann.refine_factor.max(1) as usize;
+                            q = q.ef(ef.max(limit.saturating_mul(refined)));
                         }
                         q
                     }

@@ -24,6 +24,7 @@ mod containment;
 mod contract;
 mod deadline;
 mod downloads;
+mod engine;
 mod fetch;
 mod fuzz;
 mod hybrid;

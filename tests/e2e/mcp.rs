@@ -18,7 +18,7 @@ fn client_script() -> PathBuf {
 }
 
 /// The client's command with `steps` as its plan, for `kb`'s index.
-fn client(kb: &Kb, steps: &Value) -> std::process::Child {
+pub(crate) fn client(kb: &Kb, steps: &Value) -> std::process::Child {
     let plan = json!({
         "command": kb.binary,
         "args": ["mcp"],
@@ -62,7 +62,7 @@ fn mcp(kb: &Kb, steps: Value) -> Value {
     report(client(kb, &steps))
 }
 
-fn call(tool: &str, arguments: Value) -> Value {
+pub(crate) fn call(tool: &str, arguments: Value) -> Value {
     json!({ "call": tool, "arguments": arguments })
 }
 
@@ -92,7 +92,7 @@ fn assert_same_results(a: &Value, b: &Value) {
     assert!(same(a, b), "results differ:\n{a:#}\n{b:#}");
 }
 
-fn ok(result: &Value) -> &Value {
+pub(crate) fn ok(result: &Value) -> &Value {
     assert_eq!(result["is_error"], false, "{result:#}");
     let text: Value = serde_json::from_str(result["text"].as_str().unwrap()).unwrap();
     assert_eq!(
@@ -103,7 +103,7 @@ fn ok(result: &Value) -> &Value {
 }
 
 /// A failed result's `error.v1` code.
-fn error_code(result: &Value) -> &str {
+pub(crate) fn error_code(result: &Value) -> &str {
     assert_eq!(result["is_error"], true, "{result:#}");
     assert_eq!(result["structured"]["schema_version"], "error.v1");
     result["structured"]["code"].as_str().unwrap()

@@ -41,6 +41,13 @@ pub enum ApiError {
         field: &'static str,
         message: String,
     },
+    /// A size over its documented bound (`k`, `max_tokens`, …).
+    #[error(transparent)]
+    Bounds(#[from] crate::bounds::OutOfBounds),
+    /// A call that failed inside kebab (a bug, such as a panic): a
+    /// long-lived server answers the call with it and serves the next.
+    #[error("internal error in `{call}`: {message}")]
+    Internal { call: String, message: String },
     /// A plugin name no plugin has.
     #[error("no plugin named {0}")]
     UnknownPlugin(String),
@@ -171,6 +178,11 @@ fn classify_api(e: &ApiError) -> Option<Classified> {
             "check the field it names (`kebab schema` lists what each call takes)",
         )
         .with_details(json!({ "field": field })),
+        ApiError::Bounds(e) => classify_bounds(e),
+        ApiError::Internal { .. } => Classified::new(
+            "internal_error",
+            "a bug in kebab: the call was abandoned and the server goes on; please report the message",
+        ),
         ApiError::UnknownPlugin(name) => Classified::new(
             "plugin_not_found",
             "`kebab plugin list` shows the built-in and installed plugins",
@@ -197,6 +209,15 @@ fn classify_api(e: &ApiError) -> Option<Classified> {
         ApiError::Fetch(e) => classify_one(e)?,
         ApiError::Llm(e) => classify_one(e)?,
     })
+}
+
+/// A size over its bound: `invalid_input` naming the field and the bound.
+fn classify_bounds(e: &crate::bounds::OutOfBounds) -> Classified {
+    Classified::new(
+        "invalid_input",
+        format!("give {} a value of at most {}", e.field, e.max),
+    )
+    .with_details(json!({ "field": e.field, "max": u64::try_from(e.max).unwrap_or(u64::MAX) }))
 }
 
 /// The classification of a fetch error, with the id it names.
@@ -243,6 +264,7 @@ fn classify_retrieval(cause: &(dyn StdError + 'static)) -> Option<Classified> {
             SearchError::Store(e) => classify_one(e),
             SearchError::Embed(e) => classify_one(e),
             SearchError::Rerank(e) => classify_one(e),
+            SearchError::Bounds(e) => Some(classify_bounds(e)),
             SearchError::Vector(_) => None,
         };
     }

@@ -164,7 +164,13 @@ impl Session {
                 "nprobes, ef and refine must be at least 1",
             ));
         }
+        crate::bounds::at_most("k", sweep.k, crate::search::MAX_K)?;
         let app = self.app()?;
+        let configured = app.config.search.ann();
+        let sweeps = settings(sweep, configured);
+        for params in &sweeps {
+            params.check()?;
+        }
         // The session's model and table, as vector search loads them (an
         // explicit mode: a model that does not load is an error).
         let channel = self
@@ -182,9 +188,8 @@ impl Session {
             .into_iter()
             .map(|ids| ids.into_iter().collect())
             .collect();
-        let configured = app.config.search.ann();
         let mut rows = Vec::new();
-        for params in settings(sweep, configured) {
+        for params in sweeps {
             let (ids, latency) = run(table, &vectors, sweep.k, Probe::Index(params))?;
             let recalls: Vec<Option<f64>> = ids
                 .iter()

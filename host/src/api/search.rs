@@ -11,6 +11,9 @@ use crate::wire::{ErrorReport, SearchResponse};
 
 /// Most queries one `bulk_search` call takes.
 pub const BULK_CAP: usize = 100;
+/// Longest line of `kebab search --bulk` input, in bytes: the longest
+/// query with room for its filters.
+pub const BULK_LINE_BYTES: usize = crate::search::MAX_QUERY_BYTES + (16 << 10);
 
 /// One search as a front end receives it (a CLI invocation, an MCP tool
 /// call, one line of `kebab search --bulk`).

@@ -3,7 +3,7 @@
 //! [`kebab::api`].
 
 use super::prelude::*;
-use kebab::api::search::{BULK_CAP, SearchInput};
+use kebab::api::search::{BULK_CAP, BULK_LINE_BYTES, SearchInput};
 use kebab::api::{ApiError, Session};
 use kebab::sanitize::escape_control;
 
@@ -38,16 +38,44 @@ pub(crate) fn search(
 /// `bulk_search_response.v1`). Exit 2 when any query failed, 1 when none
 /// had a hit.
 pub(crate) fn search_bulk(session: &Session, json: bool) -> Result<u8> {
+    use std::io::{BufRead, Read};
     let mut inputs = Vec::new();
-    for line in std::io::stdin().lines() {
-        let line = line.context("reading queries from stdin")?;
-        if line.trim().is_empty() {
-            continue;
+    let mut stdin = std::io::stdin().lock();
+    let mut line = Vec::new();
+    loop {
+        // At most one byte past the bound is held: a longer line is that
+        // item's error, and the rest of it is skipped unread.
+        line.clear();
+        let limit = BULK_LINE_BYTES as u64 + 1;
+        let read = (&mut stdin)
+            .take(limit)
+            .read_until(b'\n', &mut line)
+            .context("reading queries from stdin")?;
+        if read == 0 {
+            break;
         }
-        inputs.push(
-            serde_json::from_str::<SearchInput>(&line)
-                .map_err(|e| ApiError::invalid("line", format!("not a search input: {e}"))),
-        );
+        let whole = line.strip_suffix(b"\n").unwrap_or(&line);
+        if whole.len() > BULK_LINE_BYTES {
+            while line.last() != Some(&b'\n') {
+                line.clear();
+                let read = (&mut stdin)
+                    .take(limit)
+                    .read_until(b'\n', &mut line)
+                    .context("reading queries from stdin")?;
+                if read == 0 {
+                    break;
+                }
+            }
+            inputs.push(Err(ApiError::invalid(
+                "line",
+                format!("over its bound of {BULK_LINE_BYTES} bytes"),
+            )));
+        } else if !whole.trim_ascii().is_empty() {
+            inputs.push(
+                serde_json::from_slice::<SearchInput>(whole)
+                    .map_err(|e| ApiError::invalid("line", format!("not a search input: {e}"))),
+            );
+        }
         if inputs.len() > BULK_CAP {
             break;
         }

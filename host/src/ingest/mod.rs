@@ -153,7 +153,7 @@ pub fn ingest(
         root: start.display().to_string(),
     });
     let opts = WalkOptions {
-        max_file_bytes: app.config.indexing.max_file_mb * 1_000_000,
+        max_file_bytes: app.config.indexing.max_file_mb.saturating_mul(1_000_000),
         exclude: app.config.workspace.exclude.clone(),
     };
     let walked = walk::walk(&start, &root, &opts);
@@ -385,7 +385,7 @@ fn run_jobs(
         runs,
         indexed,
         force,
-        max_file_bytes: app.config.indexing.max_file_mb * 1_000_000,
+        max_file_bytes: app.config.indexing.max_file_mb.saturating_mul(1_000_000),
         unknown_text: app.config.indexing.index_unknown_text,
         git: Default::default(),
         cancel,
