@@ -19,6 +19,7 @@ mod contract;
 mod deadline;
 mod fetch;
 mod fuzz;
+mod heal;
 mod hybrid;
 mod incremental;
 mod large_files;
