@@ -161,7 +161,11 @@ fn load_embedder(app: &App, workload: Workload) -> Result<Option<Embedder>, Vect
 }
 
 /// `embedder`'s table in `vector_dir`, with the configured ANN parameters.
-fn open_table(app: &App, vector_dir: &Path, embedder: &Embedder) -> Result<VectorStore, VectorError> {
+fn open_table(
+    app: &App,
+    vector_dir: &Path,
+    embedder: &Embedder,
+) -> Result<VectorStore, VectorError> {
     let spec = embedder.spec();
     let mut table = VectorStore::open(vector_dir, &spec.id(), spec.dimensions)?;
     table.set_ann(app.config.search.ann());

@@ -272,7 +272,11 @@ impl VectorStore {
     /// Delete the table for `model_id` and `dimensions` in `dir`, whatever
     /// state its files are in, and create it again empty. Only for a
     /// writer holding the writer lock, with no handle on the table open.
-    pub fn rebuild(dir: &Path, model_id: &str, dimensions: usize) -> Result<VectorStore, VectorError> {
+    pub fn rebuild(
+        dir: &Path,
+        model_id: &str,
+        dimensions: usize,
+    ) -> Result<VectorStore, VectorError> {
         let name = table_name(model_id, dimensions);
         tracing::warn!(table = %name, "rebuilding the vector table");
         let files = dir.join(format!("{name}.lance"));
@@ -372,14 +376,14 @@ impl VectorStore {
     /// Every stored chunk id (with repeats, if any).
     pub fn chunk_ids(&self) -> Result<Vec<String>, VectorError> {
         let batches: Vec<RecordBatch> = self.run(async {
-                self.table
-                    .query()
-                    .select(Select::columns(&["chunk_id"]))
-                    .execute()
-                    .await?
-                    .try_collect()
-                    .await
-            })?;
+            self.table
+                .query()
+                .select(Select::columns(&["chunk_id"]))
+                .execute()
+                .await?
+                .try_collect()
+                .await
+        })?;
         let mut out = Vec::new();
         for b in &batches {
             out.extend(strings(b, "chunk_id").map_err(|e| self.err(e))?);
@@ -424,33 +428,33 @@ impl VectorStore {
             });
         }
         let batches: Vec<RecordBatch> = self.run(async {
-                let nearest = self
-                    .table
-                    .query()
-                    .nearest_to(query)?
-                    .distance_type(DistanceType::Cosine);
-                let nearest = match probe {
-                    Probe::Exact => nearest.bypass_vector_index(),
-                    Probe::Index(ann) => {
-                        let mut q = nearest.refine_factor(ann.refine_factor);
-                        if let Some(n) = ann.nprobes {
-                            q = q.nprobes(n)?;
-                        }
-                        if let Some(ef) = ann.ef {
-                            // HNSW refuses fewer candidates than it is asked for.
-                            q = q.ef(ef.max(limit * ann.refine_factor.max(1) as usize));
-                        }
-                        q
+            let nearest = self
+                .table
+                .query()
+                .nearest_to(query)?
+                .distance_type(DistanceType::Cosine);
+            let nearest = match probe {
+                Probe::Exact => nearest.bypass_vector_index(),
+                Probe::Index(ann) => {
+                    let mut q = nearest.refine_factor(ann.refine_factor);
+                    if let Some(n) = ann.nprobes {
+                        q = q.nprobes(n)?;
                     }
-                };
-                nearest
-                    .select(Select::columns(&["chunk_id"]))
-                    .limit(limit)
-                    .execute()
-                    .await?
-                    .try_collect()
-                    .await
-            })?;
+                    if let Some(ef) = ann.ef {
+                        // HNSW refuses fewer candidates than it is asked for.
+                        q = q.ef(ef.max(limit * ann.refine_factor.max(1) as usize));
+                    }
+                    q
+                }
+            };
+            nearest
+                .select(Select::columns(&["chunk_id"]))
+                .limit(limit)
+                .execute()
+                .await?
+                .try_collect()
+                .await
+        })?;
         let mut out = Vec::new();
         for b in &batches {
             let ids = strings(b, "chunk_id").map_err(|e| self.err(e))?;
@@ -576,19 +580,19 @@ impl VectorStore {
             let merge = parts_to_merge(&parts, added);
             let options = lancedb::table::OptimizeOptions::new().num_indices_to_merge(Some(merge));
             self.run(
-                    self.table
-                        .optimize(lancedb::table::OptimizeAction::Index(options)),
-                )?;
+                self.table
+                    .optimize(lancedb::table::OptimizeAction::Index(options)),
+            )?;
             return Ok(true);
         }
         let index =
             Index::IvfHnswSq(IvfHnswSqIndexBuilder::default().distance_type(DistanceType::Cosine));
         self.run(
-                self.table
-                    .create_index(&["vector"], index)
-                    .replace(true)
-                    .execute(),
-            )?;
+            self.table
+                .create_index(&["vector"], index)
+                .replace(true)
+                .execute(),
+        )?;
         Ok(true)
     }
 }
@@ -627,7 +631,10 @@ fn quiet_lance_panics() {
                 file.contains("/lance-") || file.contains("/lancedb-")
             });
             if in_lance {
-                tracing::error!(panic = %info, "lance panicked");
+                let place = info
+                    .location()
+                    .map(|l| format!("{}:{}", l.file(), l.line()));
+                tracing::debug!(at = ?place, "lance failed on a damaged file");
             } else {
                 previous(info);
             }

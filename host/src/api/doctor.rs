@@ -143,7 +143,9 @@ fn index_checks(app: &App) -> Vec<(&'static str, CheckResult)> {
                 })
                 .map_err(|e| {
                     let e = ApiError::from(e);
-                    let hint = e.hint().unwrap_or_else(|| "move the file aside and re-ingest".into());
+                    let hint = e
+                        .hint()
+                        .unwrap_or_else(|| "move the file aside and re-ingest".into());
                     (e.to_string(), hint)
                 }),
         ),

@@ -22,8 +22,8 @@ use crate::plugin::scaffold::ScaffoldError;
 use crate::search::SearchError;
 use crate::store::StoreError;
 use crate::vector::VectorError;
-use crate::writer_lock::LockError;
 use crate::wire::ErrorReport;
+use crate::writer_lock::LockError;
 
 /// What a use case can fail with.
 #[derive(Debug, thiserror::Error)]
@@ -278,6 +278,7 @@ fn classify_one(cause: &(dyn StdError + 'static)) -> Option<Classified> {
                 "check that the path exists and is readable",
             ));
         }
+        Some(IngestError::Lock(e)) => return classify_one(e),
         Some(IngestError::Derived(derived)) => {
             return match derived {
                 DerivedError::Store(e) => classify_one(e),
@@ -351,7 +352,9 @@ fn classify_store(e: &StoreError) -> Classified {
         return Classified::new("index_read_only", READ_ONLY_HINT);
     }
     let hint = match e.sqlite_code() {
-        Some(DatabaseBusy | DatabaseLocked) => "another kebab is writing to the same --data-dir: retry once it finishes",
+        Some(DatabaseBusy | DatabaseLocked) => {
+            "another kebab is writing to the same --data-dir: retry once it finishes"
+        }
         Some(DiskFull) => "free space on the disk holding the data directory",
         Some(SystemIoFailure) => "check the disk holding the data directory",
         _ => "`kebab doctor` checks the index; `kebab ingest` rebuilds its derived tables",

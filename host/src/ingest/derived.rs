@@ -227,9 +227,16 @@ fn reconcile_rows(
     if !duplicated.is_empty() {
         vectors.delete_chunks(&duplicated)?;
     }
-    let lost: Vec<String> = recorded.into_iter().filter(|id| !seen.contains(id)).collect();
+    let lost: Vec<String> = recorded
+        .into_iter()
+        .filter(|id| !seen.contains(id))
+        .collect();
     if !lost.is_empty() {
-        tracing::warn!(rows = lost.len(), table = vectors.name(), "recorded vectors missing from the table");
+        tracing::warn!(
+            rows = lost.len(),
+            table = vectors.name(),
+            "recorded vectors missing from the table"
+        );
     }
     let forget: Vec<String> = lost.into_iter().chain(duplicated).collect();
     if !forget.is_empty() {

@@ -64,7 +64,9 @@ impl Store {
             .collect();
         let chunks: i64 = tx.query_row("SELECT count(*) FROM chunks", [], |r| r.get(0))?;
         if wrong.is_empty() {
-            match tx.query_row("SELECT count(*) FROM chunks_fts", [], |r| r.get::<_, i64>(0)) {
+            match tx.query_row("SELECT count(*) FROM chunks_fts", [], |r| {
+                r.get::<_, i64>(0)
+            }) {
                 Ok(rows) if rows == chunks => return Ok(None),
                 Ok(rows) => wrong.push(format!("{rows} rows for {chunks} chunks")),
                 Err(e) => wrong.push(format!("unreadable ({e})")),
@@ -133,14 +135,25 @@ mod tests {
         let tokens: Vec<(String, String)> = ids
             .into_iter()
             .map(|(id, text)| {
-                let t = if text.starts_with('서') { "서울 에서" } else { "" };
+                let t = if text.starts_with('서') {
+                    "서울 에서"
+                } else {
+                    ""
+                };
                 (id, t.to_string())
             })
             .collect();
         store.set_korean_tokens(&tokens).unwrap();
         let written = fts_rows(&store);
-        assert!(written.iter().any(|r| r.4 == "서울 에서 서울에서 만나요"), "{written:?}");
-        assert_eq!(store.heal_full_text().unwrap(), None, "a sound index is left alone");
+        assert!(
+            written.iter().any(|r| r.4 == "서울 에서 서울에서 만나요"),
+            "{written:?}"
+        );
+        assert_eq!(
+            store.heal_full_text().unwrap(),
+            None,
+            "a sound index is left alone"
+        );
 
         let breakages = [
             "DROP TABLE chunks_fts",

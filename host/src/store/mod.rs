@@ -56,7 +56,9 @@ pub enum StoreError {
     Sqlite(#[source] rusqlite::Error),
     /// The index file is not a database, or its pages are corrupt: what
     /// it held is lost (the indexed files are not).
-    #[error("the index file is damaged ({0}); move it aside and re-ingest — your files are untouched")]
+    #[error(
+        "the index file is damaged ({0}); move it aside and re-ingest — your files are untouched"
+    )]
     Damaged(rusqlite::Error),
     /// A migration could not be applied.
     #[error("migration {name} failed: {source}")]
@@ -98,9 +100,9 @@ impl StoreError {
     /// SQLite's code for the failure, if SQLite reported it.
     pub fn sqlite_code(&self) -> Option<rusqlite::ErrorCode> {
         match self {
-            StoreError::Sqlite(e) | StoreError::Damaged(e) | StoreError::Migration { source: e, .. } => {
-                e.sqlite_error_code()
-            }
+            StoreError::Sqlite(e)
+            | StoreError::Damaged(e)
+            | StoreError::Migration { source: e, .. } => e.sqlite_error_code(),
             _ => None,
         }
     }
@@ -176,7 +178,9 @@ fn check_length(path: &Path) -> Result<(), StoreError> {
         // itself says what is wrong.
         return Ok(());
     };
-    let be32 = |at: usize| u32::from_be_bytes([header[at], header[at + 1], header[at + 2], header[at + 3]]);
+    let be32 = |at: usize| {
+        u32::from_be_bytes([header[at], header[at + 1], header[at + 2], header[at + 3]])
+    };
     let page_size = match u16::from_be_bytes([header[16], header[17]]) {
         1 => 65_536,
         n => u64::from(n),
