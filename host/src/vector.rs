@@ -3,7 +3,14 @@
 //!
 //! SQLite stays the source of truth: `embedding_records` says which chunks
 //! have a row here, and [`crate::ingest`] reconciles the two after every
-//! run, so deleted or changed documents leave no vectors behind.
+//! run, so deleted or changed documents leave no vectors behind, and rows
+//! the table lost (its directory deleted) are added again.
+//!
+//! Lance panics on some garbled files (a manifest whose footer points
+//! outside the file overflows a subtraction): every call into it runs
+//! under `catch_unwind`, so a damaged table is a [`VectorError::Damaged`]
+//! — lexical search goes on, and a writer rebuilds the table
+//! ([`VectorStore::rebuild`]) from SQLite and the embedding cache.
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -23,6 +30,10 @@ use lancedb::query::{ExecutableQuery, QueryBase, Select};
 pub enum VectorError {
     #[error("vector index {table}: {message}")]
     Lance { table: String, message: String },
+    /// The table's files cannot be read (lance failed or panicked opening
+    /// or scanning them): derived data, rebuilt by the next `kebab ingest`.
+    #[error("vector index {table} is damaged: {message}")]
+    Damaged { table: String, message: String },
     #[error("cannot start the vector index runtime: {0}")]
     Runtime(String),
     #[error("vector has {got} dimensions, table {table} holds {expected}")]
@@ -206,8 +217,10 @@ fn quoted_list(values: &[String]) -> String {
 
 impl VectorStore {
     /// Open (creating when missing) the table for `model_id` and
-    /// `dimensions` in the LanceDB directory `dir`.
+    /// `dimensions` in the LanceDB directory `dir`. A table whose files
+    /// lance cannot read is [`VectorError::Damaged`].
     pub fn open(dir: &Path, model_id: &str, dimensions: usize) -> Result<VectorStore, VectorError> {
+        quiet_lance_panics();
         let name = table_name(model_id, dimensions);
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
@@ -230,14 +243,18 @@ impl VectorStore {
             table: name.clone(),
             message: e.to_string(),
         };
-        let table = runtime.block_on(async {
+        let damaged = |e: lancedb::Error| VectorError::Damaged {
+            table: name.clone(),
+            message: e.to_string(),
+        };
+        let table = guarded(&runtime, &name, async {
             let db = lancedb::connect(&dir.to_string_lossy())
                 .execute()
                 .await
                 .map_err(lance)?;
             let names = db.table_names().execute().await.map_err(lance)?;
             if names.contains(&name) {
-                db.open_table(&name).execute().await.map_err(lance)
+                db.open_table(&name).execute().await.map_err(damaged)
             } else {
                 db.create_empty_table(&name, schema.clone())
                     .execute()
@@ -255,6 +272,42 @@ impl VectorStore {
         })
     }
 
+    /// Read every row's id back: [`VectorError::Damaged`] when the
+    /// table's files cannot all be read (a garbled data file, a deleted
+    /// fragment), which a plain open does not notice.
+    pub fn check(&self) -> Result<(), VectorError> {
+        match self.chunk_ids() {
+            Ok(_) => Ok(()),
+            Err(VectorError::Lance { table, message }) => {
+                Err(VectorError::Damaged { table, message })
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Delete the table for `model_id` and `dimensions` in `dir`, whatever
+    /// state its files are in, and create it again empty. Only for a
+    /// writer holding the writer lock, with no handle on the table open.
+    pub fn rebuild(
+        dir: &Path,
+        model_id: &str,
+        dimensions: usize,
+    ) -> Result<VectorStore, VectorError> {
+        let name = table_name(model_id, dimensions);
+        tracing::warn!(table = %name, "rebuilding the vector table");
+        let files = dir.join(format!("{name}.lance"));
+        match std::fs::remove_dir_all(&files) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                return Err(VectorError::Lance {
+                    table: name,
+                    message: format!("cannot remove {}: {e}", files.display()),
+                });
+            }
+            _ => {}
+        }
+        VectorStore::open(dir, model_id, dimensions)
+    }
+
     fn err(&self, e: impl std::fmt::Display) -> VectorError {
         VectorError::Lance {
             table: self.name.clone(),
@@ -262,12 +315,22 @@ impl VectorStore {
         }
     }
 
+    /// Run `work` on this table's runtime, its errors as
+    /// [`VectorError::Lance`] and a panic inside lance as
+    /// [`VectorError::Damaged`].
+    fn run<T, E: std::fmt::Display>(
+        &self,
+        work: impl std::future::Future<Output = Result<T, E>>,
+    ) -> Result<T, VectorError> {
+        guarded(&self.runtime, &self.name, async {
+            work.await.map_err(|e| self.err(e))
+        })
+    }
+
     /// Move to the table's latest version, so rows another process wrote
     /// since this handle was opened are searched too.
     pub fn refresh(&self) -> Result<(), VectorError> {
-        self.runtime
-            .block_on(self.table.checkout_latest())
-            .map_err(|e| self.err(e))
+        self.run(self.table.checkout_latest())
     }
 
     /// The table's name.
@@ -299,9 +362,7 @@ impl VectorStore {
             vec![Arc::new(ids), Arc::new(docs), Arc::new(vectors)],
         )
         .map_err(|e| self.err(e))?;
-        self.runtime
-            .block_on(self.table.add(batch).execute())
-            .map_err(|e| self.err(e))?;
+        self.run(self.table.add(batch).execute())?;
         Ok(())
     }
 
@@ -318,34 +379,27 @@ impl VectorStore {
     fn delete_where(&self, column: &str, values: &[String]) -> Result<(), VectorError> {
         for part in values.chunks(DELETE_BATCH) {
             let predicate = format!("{column} IN ({})", quoted_list(part));
-            self.runtime
-                .block_on(self.table.delete(predicate.as_str()))
-                .map_err(|e| self.err(e))?;
+            self.run(self.table.delete(predicate.as_str()))?;
         }
         Ok(())
     }
 
     /// Number of rows.
     pub fn count(&self) -> Result<usize, VectorError> {
-        self.runtime
-            .block_on(self.table.count_rows(None))
-            .map_err(|e| self.err(e))
+        self.run(self.table.count_rows(None))
     }
 
     /// Every stored chunk id (with repeats, if any).
     pub fn chunk_ids(&self) -> Result<Vec<String>, VectorError> {
-        let batches: Vec<RecordBatch> = self
-            .runtime
-            .block_on(async {
-                self.table
-                    .query()
-                    .select(Select::columns(&["chunk_id"]))
-                    .execute()
-                    .await?
-                    .try_collect()
-                    .await
-            })
-            .map_err(|e| self.err(e))?;
+        let batches: Vec<RecordBatch> = self.run(async {
+            self.table
+                .query()
+                .select(Select::columns(&["chunk_id"]))
+                .execute()
+                .await?
+                .try_collect()
+                .await
+        })?;
         let mut out = Vec::new();
         for b in &batches {
             out.extend(strings(b, "chunk_id").map_err(|e| self.err(e))?);
@@ -389,38 +443,34 @@ impl VectorStore {
                 got: query.len(),
             });
         }
-        let batches: Vec<RecordBatch> = self
-            .runtime
-            .block_on(async {
-                let nearest = self
-                    .table
-                    .query()
-                    .nearest_to(query)?
-                    .distance_type(DistanceType::Cosine);
-                let nearest = match probe {
-                    Probe::Exact => nearest.bypass_vector_index(),
-                    Probe::Index(ann) => {
-                        let mut q = nearest.refine_factor(ann.refine_factor);
-                        if let Some(n) = ann.nprobes {
-                            q = q.nprobes(n)?;
-                        }
-                        if let Some(ef) = ann.ef {
-                            // HNSW refuses fewer candidates than it is asked for.
-                            let refined = ann.refine_factor.max(1) as usize;
-                            q = q.ef(ef.max(limit.saturating_mul(refined)));
-                        }
-                        q
+        let batches: Vec<RecordBatch> = self.run(async {
+            let nearest = self
+                .table
+                .query()
+                .nearest_to(query)?
+                .distance_type(DistanceType::Cosine);
+            let nearest = match probe {
+                Probe::Exact => nearest.bypass_vector_index(),
+                Probe::Index(ann) => {
+                    let mut q = nearest.refine_factor(ann.refine_factor);
+                    if let Some(n) = ann.nprobes {
+                        q = q.nprobes(n)?;
                     }
-                };
-                nearest
-                    .select(Select::columns(&["chunk_id"]))
-                    .limit(limit)
-                    .execute()
-                    .await?
-                    .try_collect()
-                    .await
-            })
-            .map_err(|e| self.err(e))?;
+                    if let Some(ef) = ann.ef {
+                        // HNSW refuses fewer candidates than it is asked for.
+                        q = q.ef(ef.max(limit.saturating_mul(ann.refine_factor.max(1) as usize)));
+                    }
+                    q
+                }
+            };
+            nearest
+                .select(Select::columns(&["chunk_id"]))
+                .limit(limit)
+                .execute()
+                .await?
+                .try_collect()
+                .await
+        })?;
         let mut out = Vec::new();
         for b in &batches {
             let ids = strings(b, "chunk_id").map_err(|e| self.err(e))?;
@@ -440,10 +490,7 @@ impl VectorStore {
 
     /// Fragments, deleted and live rows.
     pub fn layout(&self) -> Result<Layout, VectorError> {
-        let stats = self
-            .runtime
-            .block_on(self.table.stats())
-            .map_err(|e| self.err(e))?;
+        let stats = self.run(self.table.stats())?;
         Ok(Layout {
             fragments: stats.fragment_stats.num_fragments,
             deleted_rows: stats.num_deleted_rows.unwrap_or(0),
@@ -462,7 +509,7 @@ impl VectorStore {
         let Some(dataset) = self.table.dataset() else {
             return Err(self.err("not a local table"));
         };
-        self.runtime.block_on(async {
+        guarded(&self.runtime, &self.name, async {
             let dataset = dataset.get().await.map_err(|e| self.err(e))?;
             let fragment_rows: HashMap<u64, usize> = dataset
                 .manifest()
@@ -502,9 +549,7 @@ impl VectorStore {
             },
             remap_options: None,
         };
-        self.runtime
-            .block_on(self.table.optimize(compact))
-            .map_err(|e| self.err(e))?;
+        self.run(self.table.optimize(compact))?;
         Ok((before, self.layout()?))
     }
 
@@ -520,10 +565,7 @@ impl VectorStore {
             delete_unverified: None,
             error_if_tagged_old_versions: None,
         };
-        let stats = self
-            .runtime
-            .block_on(self.table.optimize(prune))
-            .map_err(|e| self.err(e))?;
+        let stats = self.run(self.table.optimize(prune))?;
         Ok(stats.prune.map(|p| p.bytes_removed).unwrap_or(0))
     }
 
@@ -534,10 +576,7 @@ impl VectorStore {
 
     /// The name of the ANN index on the vectors, if there is one.
     fn vector_index_name(&self) -> Result<Option<String>, VectorError> {
-        let indices = self
-            .runtime
-            .block_on(self.table.list_indices())
-            .map_err(|e| self.err(e))?;
+        let indices = self.run(self.table.list_indices())?;
         Ok(indices
             .into_iter()
             .find(|i| i.columns.iter().any(|c| c == "vector"))
@@ -556,26 +595,67 @@ impl VectorStore {
         if !parts.is_empty() {
             let merge = parts_to_merge(&parts, added);
             let options = lancedb::table::OptimizeOptions::new().num_indices_to_merge(Some(merge));
-            self.runtime
-                .block_on(
-                    self.table
-                        .optimize(lancedb::table::OptimizeAction::Index(options)),
-                )
-                .map_err(|e| self.err(e))?;
+            self.run(
+                self.table
+                    .optimize(lancedb::table::OptimizeAction::Index(options)),
+            )?;
             return Ok(true);
         }
         let index =
             Index::IvfHnswSq(IvfHnswSqIndexBuilder::default().distance_type(DistanceType::Cosine));
-        self.runtime
-            .block_on(
-                self.table
-                    .create_index(&["vector"], index)
-                    .replace(true)
-                    .execute(),
-            )
-            .map_err(|e| self.err(e))?;
+        self.run(
+            self.table
+                .create_index(&["vector"], index)
+                .replace(true)
+                .execute(),
+        )?;
         Ok(true)
     }
+}
+
+/// Run `work` to completion on `runtime`; a panic inside it (lance on a
+/// garbled file) becomes [`VectorError::Damaged`] for `table`.
+fn guarded<T>(
+    runtime: &tokio::runtime::Runtime,
+    table: &str,
+    work: impl std::future::Future<Output = Result<T, VectorError>>,
+) -> Result<T, VectorError> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| runtime.block_on(work)))
+        .unwrap_or_else(|panic| {
+            let message = panic
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "lance panicked".into());
+            Err(VectorError::Damaged {
+                table: table.to_string(),
+                message: format!("lance panicked reading it: {message}"),
+            })
+        })
+}
+
+/// Panics inside lance's own code are caught ([`guarded`]) and reported
+/// as a damaged table: log them instead of printing a panic message and
+/// backtrace note on stderr. Every other panic goes to the hook in place.
+fn quiet_lance_panics() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            let in_lance = info.location().is_some_and(|l| {
+                let file = l.file().replace('\\', "/");
+                file.contains("/lance-") || file.contains("/lancedb-")
+            });
+            if in_lance {
+                let place = info
+                    .location()
+                    .map(|l| format!("{}:{}", l.file(), l.line()));
+                tracing::debug!(at = ?place, "lance failed on a damaged file");
+            } else {
+                previous(info);
+            }
+        }));
+    });
 }
 
 fn strings(batch: &RecordBatch, column: &str) -> Result<Vec<String>, String> {

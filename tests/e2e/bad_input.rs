@@ -3,19 +3,13 @@
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
-use std::process::Command;
 
-use crate::support::{Kb, item};
+use crate::support::{Kb, Unprivileged, item};
 
 fn write(root: &Path, rel: &str, body: &[u8]) {
     let path = root.join(rel);
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();
     std::fs::write(path, body).unwrap();
-}
-
-fn running_as_root() -> bool {
-    let out = Command::new("id").arg("-u").output().expect("id -u");
-    String::from_utf8_lossy(&out.stdout).trim() == "0"
 }
 
 #[test]
@@ -50,41 +44,15 @@ fn every_bad_file_is_reported_and_good_files_are_indexed() {
     std::os::unix::fs::symlink(corpus.join("bad"), corpus.join("bad/loop")).unwrap();
     std::os::unix::fs::symlink(corpus.join("bad/self.md"), corpus.join("bad/self.md")).unwrap();
 
-    // Root reads any file whatever its mode: run kebab as `nobody` so the
-    // permission error is real.
-    let as_nobody = running_as_root();
-    let binary = if as_nobody {
-        for dir in [
-            kb.dir.path(),
-            corpus.as_path(),
-            &corpus.join("good"),
-            &corpus.join("bad"),
-        ] {
-            std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o777)).unwrap();
-        }
-        let copy = kb.dir.path().join("kebab");
-        std::fs::copy(&kb.binary, &copy).unwrap();
-        std::fs::set_permissions(&copy, std::fs::Permissions::from_mode(0o755)).unwrap();
-        copy
-    } else {
-        kb.binary.clone()
-    };
+    // Root reads any file whatever its mode: kebab runs as `nobody` then,
+    // so the permission error is real.
+    let user = Unprivileged::new(&kb);
+    for dir in [corpus.as_path(), &corpus.join("good"), &corpus.join("bad")] {
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o777)).unwrap();
+    }
     let run = |extra: &[&str]| {
-        let mut cmd = if as_nobody {
-            let mut c = Command::new("setpriv");
-            c.args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
-                .arg(&binary);
-            c
-        } else {
-            Command::new(&binary)
-        };
-        cmd.env("KEBAB_CONFIG", kb.dir.path().join("config.toml"))
-            .env("KEBAB_DATA_DIR", kb.data_dir())
-            .env("KEBAB_CACHE_DIR", kb.dir.path().join("cache"))
-            .env("HOME", kb.dir.path())
-            .args(["--json", "ingest"])
-            .arg(&corpus)
-            .args(extra);
+        let mut cmd = user.cmd(&["--json", "ingest"]);
+        cmd.arg(&corpus).args(extra);
         let out = cmd.output().expect("run kebab");
         let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
         let last = stdout.lines().last().unwrap_or_else(|| {

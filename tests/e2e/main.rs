@@ -27,6 +27,7 @@ mod downloads;
 mod engine;
 mod fetch;
 mod fuzz;
+mod heal;
 mod hybrid;
 mod incremental;
 mod large_files;

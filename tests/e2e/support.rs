@@ -373,3 +373,86 @@ fn fnv_hex(bytes: &[u8]) -> String {
         })
         .to_string()
 }
+
+/// Runs an installation's `kebab` as a user that permission bits bind:
+/// `nobody` (through `setpriv`, on a copy of the binary it can reach) when
+/// the tests run as root, who reads and writes any file whatever its mode;
+/// else the current user. Its home, cache and logs are a directory anyone
+/// may write, and the installation's directory is opened to all.
+pub struct Unprivileged<'a> {
+    kb: &'a Kb,
+    binary: PathBuf,
+    as_nobody: bool,
+    home: PathBuf,
+}
+
+impl<'a> Unprivileged<'a> {
+    pub fn new(kb: &'a Kb) -> Unprivileged<'a> {
+        use std::os::unix::fs::PermissionsExt;
+        let open = |dir: &Path| {
+            std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o777)).expect("chmod")
+        };
+        let id = Command::new("id").arg("-u").output().expect("id -u");
+        let as_nobody = String::from_utf8_lossy(&id.stdout).trim() == "0";
+        let home = kb.dir.path().join("unprivileged-home");
+        std::fs::create_dir_all(&home).expect("home");
+        open(&home);
+        open(kb.dir.path());
+        let binary = if as_nobody {
+            let copy = kb.dir.path().join("kebab-unprivileged");
+            std::fs::copy(&kb.binary, &copy).expect("copy kebab");
+            std::fs::set_permissions(&copy, std::fs::Permissions::from_mode(0o755))
+                .expect("chmod kebab");
+            copy
+        } else {
+            kb.binary.clone()
+        };
+        Unprivileged {
+            kb,
+            binary,
+            as_nobody,
+            home,
+        }
+    }
+
+    /// A `kebab` command run as this user, with the installation's config
+    /// and data dir.
+    pub fn cmd(&self, args: &[&str]) -> Command {
+        let mut c = if self.as_nobody {
+            let mut c = Command::new("setpriv");
+            c.args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
+                .arg(&self.binary);
+            c
+        } else {
+            Command::new(&self.binary)
+        };
+        c.env("KEBAB_CONFIG", self.kb.dir.path().join("config.toml"))
+            .env("KEBAB_DATA_DIR", self.kb.data_dir())
+            .env("KEBAB_CACHE_DIR", self.home.join("cache"))
+            .env("KEBAB_LOG_DIR", self.home.join("logs"))
+            .env("HOME", &self.home)
+            .args(args);
+        c
+    }
+
+    /// Run with `--json`; the last stdout line parsed, and the exit code.
+    pub fn json(&self, args: &[&str]) -> (Value, i32) {
+        let (stdout, _, code) = self.output(&[&["--json"], args].concat());
+        let last = stdout
+            .lines()
+            .last()
+            .unwrap_or_else(|| panic!("no output from kebab {args:?}"));
+        let value = serde_json::from_str(last).unwrap_or_else(|e| panic!("bad JSON {last:?}: {e}"));
+        (value, code)
+    }
+
+    /// Run; stdout, stderr and the exit code.
+    pub fn output(&self, args: &[&str]) -> (String, String, i32) {
+        let out = self.cmd(args).output().expect("run kebab");
+        (
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+            out.status.code().expect("exit code"),
+        )
+    }
+}

@@ -46,7 +46,7 @@ impl Session {
         if input.question.trim().is_empty() {
             return Err(ApiError::invalid("question", "is empty"));
         }
-        let mode = parse_mode(input.mode.as_deref())?;
+        let mut mode = parse_mode(input.mode.as_deref())?;
         let llm = LlmClient::new(self.config.models.llm.clone())?;
         let mut opts = AskOptions {
             k: input.k,
@@ -72,7 +72,8 @@ impl Session {
             });
         }
         let mut notes = Vec::new();
-        opts.vectors = self.channel_for(mode, &mut notes)?;
+        opts.vectors = self.channel_for(&mut mode, &mut notes)?;
+        opts.mode = mode;
         opts.korean = self.korean_for(&input.question, &mut notes);
         opts.rerank = self.reranker()?;
         // Answers and chat turns are written through a connection of

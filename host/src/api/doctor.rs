@@ -65,7 +65,8 @@ impl Session {
                 "sqlite_open",
                 Err((
                     e.to_string(),
-                    "pass --data-dir DIR to a writable place".into(),
+                    e.hint()
+                        .unwrap_or_else(|| "pass --data-dir DIR to a writable place".into()),
                 )),
             ),
         }
@@ -132,11 +133,21 @@ fn index_checks(app: &App) -> Vec<(&'static str, CheckResult)> {
                 })
                 .map(|(v, docs, chunks)| {
                     format!(
-                        "{} (schema v{v}, {docs} documents, {chunks} chunks)",
-                        paths.sqlite().display()
+                        "{} (schema v{v}, {docs} documents, {chunks} chunks{})",
+                        paths.sqlite().display(),
+                        match app.store.is_read_only() {
+                            true => "; read-only: search works, ingest needs write access",
+                            false => "",
+                        }
                     )
                 })
-                .map_err(|e| (e.to_string(), "move the file aside and re-ingest".into())),
+                .map_err(|e| {
+                    let e = ApiError::from(e);
+                    let hint = e
+                        .hint()
+                        .unwrap_or_else(|| "move the file aside and re-ingest".into());
+                    (e.to_string(), hint)
+                }),
         ),
         (
             "plugins_loaded",
@@ -254,8 +265,8 @@ fn search_index_checks(app: &App) -> Vec<(&'static str, CheckResult)> {
 }
 
 /// The embedding model: loaded, answering a probe query with vectors of
-/// the configured length, its vector table's size, and a vector for every
-/// chunk.
+/// the configured length, its vector table readable to the last row, and
+/// a vector for every chunk — recorded in SQLite and held by the table.
 fn embedding_check(app: &App) -> CheckResult {
     // One probe query: no graph optimisation needed.
     let embedder = match app.embedder(crate::embed::Workload::One) {
@@ -269,26 +280,33 @@ fn embedding_check(app: &App) -> CheckResult {
     embedder
         .embed_query("kebab doctor")
         .map_err(|e| (e.to_string(), e.hint()))?;
-    let (table, n) = app
-        .vectors(spec)
-        .and_then(|v| v.count().map(|n| (v.name().to_string(), n)))
-        .map_err(|err| (err.to_string(), "re-run `kebab ingest`".to_string()))?;
+    let failed = |e: crate::vector::VectorError| {
+        (e.to_string(), crate::indexes::vector_hint(&e).to_string())
+    };
+    let table = app.vectors(spec).map_err(failed)?;
+    table.check().map_err(failed)?;
+    let n = table.count().map_err(failed)?;
     let detail = format!(
-        "{} ({}d) from {} ({}); {n} vectors in {table}",
+        "{} ({}d) from {} ({}); {n} vectors in {}",
         spec.id(),
         spec.dimensions,
         spec.source,
         spec.provider().as_str(),
+        table.name(),
     );
-    let missing = app
-        .store
-        .count_chunks_missing_vectors((&spec.name, &spec.version, spec.dimensions))
-        .map_err(|e| {
-            (
-                e.to_string(),
-                "move the index aside and re-ingest".to_string(),
-            )
-        })?;
+    let (missing, lost) = super::vectors_missing(&app.store, spec, &table)
+        .map_err(|e| (e, "move the index aside and re-ingest".to_string()))?;
+    if lost > 0 {
+        return Err((
+            format!(
+                "{detail}; {lost} vectors the index records are missing from the table ({})",
+                super::LOST_VECTORS_CAUSE
+            ),
+            "run `kebab ingest` to add them again from the embedding cache: until then vector \
+             and hybrid search cannot find those chunks"
+                .to_string(),
+        ));
+    }
     if missing > 0 {
         return Err((
             format!("{detail}; {missing} chunks have no vector for this model"),

@@ -21,7 +21,9 @@ use crate::plugin::install::InstallError;
 use crate::plugin::scaffold::ScaffoldError;
 use crate::search::SearchError;
 use crate::store::StoreError;
+use crate::vector::VectorError;
 use crate::wire::ErrorReport;
+use crate::writer_lock::LockError;
 
 /// What a use case can fail with.
 #[derive(Debug, thiserror::Error)]
@@ -265,7 +267,7 @@ fn classify_retrieval(cause: &(dyn StdError + 'static)) -> Option<Classified> {
             SearchError::Embed(e) => classify_one(e),
             SearchError::Rerank(e) => classify_one(e),
             SearchError::Bounds(e) => Some(classify_bounds(e)),
-            SearchError::Vector(_) => None,
+            SearchError::Vector(e) => classify_one(e),
         };
     }
     None
@@ -289,11 +291,12 @@ fn classify_one(cause: &(dyn StdError + 'static)) -> Option<Classified> {
                 "check that the path exists and is readable",
             ));
         }
+        Some(IngestError::Lock(e)) => return classify_one(e),
         Some(IngestError::Derived(derived)) => {
             return match derived {
                 DerivedError::Store(e) => classify_one(e),
                 DerivedError::Embed(e) => classify_one(e),
-                DerivedError::Vector(_) => None,
+                DerivedError::Vector(e) => classify_one(e),
             };
         }
         _ => {}
@@ -322,13 +325,54 @@ fn classify_one(cause: &(dyn StdError + 'static)) -> Option<Classified> {
             details: None,
         });
     }
-    if cause.downcast_ref::<StoreError>().is_some() {
+    if let Some(e) = cause.downcast_ref::<StoreError>() {
+        return Some(classify_store(e));
+    }
+    if let Some(e @ VectorError::Damaged { .. }) = cause.downcast_ref::<VectorError>() {
         return Some(Classified::new(
-            "io_error",
-            "is another kebab writing to the same --data-dir?",
+            "vector_index_damaged",
+            crate::indexes::vector_hint(e),
         ));
     }
+    if let Some(LockError::Io { source, .. }) = cause.downcast_ref::<LockError>()
+        && matches!(
+            source.kind(),
+            std::io::ErrorKind::PermissionDenied | std::io::ErrorKind::ReadOnlyFilesystem
+        )
+    {
+        return Some(Classified::new("index_read_only", READ_ONLY_HINT));
+    }
     None
+}
+
+/// What to do about an index this process cannot write.
+const READ_ONLY_HINT: &str = "this user cannot write the data directory: search, fetch and \
+     doctor still work on it; to ingest, get write access or pass --data-dir DIR to a writable \
+     place";
+
+/// The classification of a SQLite failure, by what SQLite said.
+fn classify_store(e: &StoreError) -> Classified {
+    use rusqlite::ErrorCode::{DatabaseBusy, DatabaseLocked, DiskFull, SystemIoFailure};
+    if let StoreError::Damaged(_) = e {
+        return Classified::new(
+            "index_damaged",
+            "move kebab.sqlite out of the data directory (keep it if you want to inspect it) and \
+             run `kebab ingest` on your folders again: the index is rebuilt from them, and kebab \
+             never writes to them",
+        );
+    }
+    if e.is_unwritable() {
+        return Classified::new("index_read_only", READ_ONLY_HINT);
+    }
+    let hint = match e.sqlite_code() {
+        Some(DatabaseBusy | DatabaseLocked) => {
+            "another kebab is writing to the same --data-dir: retry once it finishes"
+        }
+        Some(DiskFull) => "free space on the disk holding the data directory",
+        Some(SystemIoFailure) => "check the disk holding the data directory",
+        _ => "`kebab doctor` checks the index; `kebab ingest` rebuilds its derived tables",
+    };
+    Classified::new("io_error", hint)
 }
 
 #[cfg(test)]

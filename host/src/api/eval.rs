@@ -419,12 +419,12 @@ impl Session {
             corpus_dir.display()
         ));
         let plugins = app.plugins()?;
-        let indexes = Indexes::open_with_vectors_in(app, Some(&eval_app.paths.vector_dir()));
+        let mut indexes = Indexes::for_ingest(app, &eval_app.paths.vector_dir());
         let cancel = AtomicBool::new(false);
         let ingest = crate::ingest::ingest(
             &mut eval_app,
             &plugins,
-            &indexes,
+            &mut indexes,
             &corpus_dir,
             &cancel,
             &mut |_| {},

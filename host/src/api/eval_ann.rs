@@ -174,7 +174,7 @@ impl Session {
         // The session's model and table, as vector search loads them (an
         // explicit mode: a model that does not load is an error).
         let channel = self
-            .channel_for(Some(Mode::Vector), &mut Vec::new())?
+            .channel_for(&mut Some(Mode::Vector), &mut Vec::new())?
             .expect("an explicit vector mode has a channel or an error");
         let table = channel.table;
         let vectors = sweep

@@ -27,11 +27,11 @@ impl Session {
         for w in &plugins.warnings {
             note(w.clone());
         }
-        let indexes = Indexes::open(&app, true);
+        let mut indexes = Indexes::for_ingest(&app, &app.paths.vector_dir());
         Ok(crate::ingest::ingest(
             &mut app,
             &plugins,
-            &indexes,
+            &mut indexes,
             path,
             cancel,
             on_progress,
@@ -51,11 +51,11 @@ impl Session {
         if plugins.registry.get(name).is_none() {
             return Err(ApiError::UnknownPlugin(name.to_string()));
         }
-        let indexes = Indexes::open(&app, true);
+        let mut indexes = Indexes::for_ingest(&app, &app.paths.vector_dir());
         Ok(crate::ingest::reindex(
             &mut app,
             &plugins,
-            &indexes,
+            &mut indexes,
             name,
             cancel,
             on_progress,

@@ -31,6 +31,7 @@ use crate::app::{App, Paths};
 use crate::config::Config;
 use crate::embed::{Embedder, Workload};
 use crate::fetch::FetchResult;
+use crate::indexes::VectorsOff;
 use crate::korean::KoreanAnalyzer;
 use crate::rerank::Reranker;
 use crate::search::VectorChannel;
@@ -42,6 +43,29 @@ use crate::wire::DocSummary;
 const MISSING_VECTORS_CAUSE: &str =
     "the model or its `compute` changed since they were indexed, or an ingest stopped early";
 
+/// Why recorded vectors can be missing from the vector table, as search
+/// notes and `kebab doctor` say it.
+const LOST_VECTORS_CAUSE: &str = "its files were deleted, replaced or rebuilt";
+
+/// Chunks vector search cannot find in `table` (the model `spec`'s):
+/// `(unrecorded, lost)` — chunks without an embedding record, and
+/// recorded vectors the table does not hold.
+fn vectors_missing(
+    store: &crate::store::Store,
+    spec: &crate::embed::ModelSpec,
+    table: &VectorStore,
+) -> Result<(usize, usize), String> {
+    let key = (spec.name.as_str(), spec.version.as_str(), spec.dimensions);
+    let unrecorded = store
+        .count_chunks_missing_vectors(key)
+        .map_err(|e| e.to_string())?;
+    let records = store
+        .count_embedding_records(key)
+        .map_err(|e| e.to_string())?;
+    let rows = table.count().map_err(|e| e.to_string())?;
+    Ok((unrecorded, records.saturating_sub(rows)))
+}
+
 /// One user's view of one index, opened lazily (see the module doc).
 pub struct Session {
     config: Config,
@@ -52,16 +76,16 @@ pub struct Session {
     korean: OnceCell<Result<Option<KoreanAnalyzer>, String>>,
     /// The embedding model and its table (`None`: no model configured), or
     /// why vector search is off.
-    vectors: OnceCell<Result<Option<(Embedder, VectorStore)>, String>>,
+    vectors: OnceCell<Result<Option<(Embedder, VectorStore)>, VectorsOff>>,
     /// The cross-encoder, once loaded (`None`: reranking is off).
     reranker: OnceCell<Option<Reranker>>,
     keep_fresh: bool,
     /// The index's `data_version` when the vector table last moved to its
     /// latest version (with `keep_fresh`).
     vectors_seen: Cell<Option<i64>>,
-    /// Chunks without a vector for the loaded model, with the index's
-    /// `data_version` when they were counted.
-    missing_vectors: Cell<Option<(Option<i64>, usize)>>,
+    /// Chunks without a vector for the loaded model ([`vectors_missing`]),
+    /// with the index's `data_version` when they were counted.
+    missing_vectors: Cell<Option<(Option<i64>, (usize, usize))>>,
     /// How the embedding model is prepared (see [`Session::for_one_query`]).
     workload: Workload,
 }
@@ -232,8 +256,11 @@ impl Session {
 
     /// The vector channel when a model is configured and loads; `Ok(None)`
     /// when none is configured; the reason (with a hint) when it fails.
-    fn vector_channel(&self) -> Result<Option<VectorChannel<'_>>, String> {
-        let app = self.app().map_err(|e| e.to_string())?;
+    fn vector_channel(&self) -> Result<Option<VectorChannel<'_>>, VectorsOff> {
+        let app = self.app().map_err(|e| VectorsOff {
+            reason: e.to_string(),
+            damaged: false,
+        })?;
         let loaded = self
             .vectors
             .get_or_init(|| {
@@ -250,9 +277,7 @@ impl Session {
             // on too.
             let version = app.store.data_version().ok();
             if version.is_none() || version != self.vectors_seen.get() {
-                table
-                    .refresh()
-                    .map_err(|e| format!("vector index off: {e}"))?;
+                table.refresh()?;
                 self.vectors_seen.set(version);
             }
         }
@@ -266,18 +291,19 @@ impl Session {
     /// The vector channel for a call that asked for `mode` (`None`: the
     /// default): none for lexical; for an explicit vector or hybrid mode a
     /// model that does not load is an error; for the default it is a note
-    /// and the call goes on lexically.
+    /// and the call goes on lexically, as a hybrid call does when the
+    /// vector table is damaged (`mode` then becomes lexical).
     fn channel_for(
         &self,
-        mode: Option<crate::search::Mode>,
+        mode: &mut Option<crate::search::Mode>,
         notes: &mut Vec<String>,
     ) -> Result<Option<VectorChannel<'_>>, ApiError> {
         use crate::search::{Mode, SearchError};
-        if mode == Some(Mode::Lexical) {
+        if *mode == Some(Mode::Lexical) {
             // A lexical call never loads the model (~0.5 s, ~300 MB).
             return Ok(None);
         }
-        match (mode, self.vector_channel()) {
+        match (*mode, self.vector_channel()) {
             (Some(m), Ok(None)) => Err(SearchError::NoVectors {
                 mode: m.as_str(),
                 reason: "[models.embedding] model is empty".into(),
@@ -289,47 +315,60 @@ impl Session {
                 }
                 Ok(channel)
             }
-            (Some(m), Err(why)) => Err(SearchError::NoVectors {
-                mode: m.as_str(),
-                reason: why,
-            }
-            .into()),
-            (None, Err(why)) => {
-                notes.push(format!("{why}; searching lexically"));
+            (None, Err(off)) => {
+                notes.push(format!("{}; searching lexically", off.reason));
                 Ok(None)
             }
+            (Some(Mode::Hybrid), Err(off)) if off.damaged => {
+                notes.push(format!("{}; searching lexically", off.reason));
+                *mode = Some(Mode::Lexical);
+                Ok(None)
+            }
+            (Some(m), Err(off)) => Err(SearchError::NoVectors {
+                mode: m.as_str(),
+                reason: off.reason,
+            }
+            .into()),
         }
     }
 
     /// A note when chunks have no vector for `channel`'s model (counted
     /// once per index version): the model, its version or its `compute`
-    /// changed since they were indexed, or an ingest stopped before
-    /// embedding them, and vector search cannot find them until an ingest
-    /// does.
+    /// changed since they were indexed, an ingest stopped before
+    /// embedding them, or the vector table lost their rows; vector search
+    /// cannot find them until an ingest embeds or restores them.
     fn missing_vectors_note(&self, channel: VectorChannel<'_>) -> Option<String> {
         let store = &self.app().ok()?.store;
         let version = store.data_version().ok();
         let spec = channel.embedder.spec();
-        let missing = match self.missing_vectors.get() {
+        let (unrecorded, lost) = match self.missing_vectors.get() {
             Some((seen, n)) if seen.is_some() && seen == version => n,
             _ => {
-                let n = store
-                    .count_chunks_missing_vectors((&spec.name, &spec.version, spec.dimensions))
-                    .ok()?;
+                let n = vectors_missing(store, spec, channel.table).ok()?;
                 self.missing_vectors.set(Some((version, n)));
-                if n > 0 {
-                    tracing::info!(model = %spec.id(), chunks = n, "chunks without vectors");
+                if n != (0, 0) {
+                    tracing::info!(model = %spec.id(), unrecorded = n.0, lost = n.1, "chunks without vectors");
                 }
                 n
             }
         };
-        (missing > 0).then(|| {
-            format!(
-                "{missing} chunks have no vector for {} ({MISSING_VECTORS_CAUSE}): vector \
+        let mut notes = Vec::new();
+        if unrecorded > 0 {
+            notes.push(format!(
+                "{unrecorded} chunks have no vector for {} ({MISSING_VECTORS_CAUSE}): vector \
                  search cannot find them until `kebab ingest` embeds them",
                 spec.id()
-            )
-        })
+            ));
+        }
+        if lost > 0 {
+            notes.push(format!(
+                "{lost} chunks' vectors are missing from the vector table {} \
+                 ({LOST_VECTORS_CAUSE}): vector search cannot find them until `kebab ingest` \
+                 adds them again",
+                channel.table.name()
+            ));
+        }
+        (!notes.is_empty()).then(|| notes.join("; "))
     }
 
     /// The reranker when `[search.rerank]` is enabled (loaded on first

@@ -114,8 +114,8 @@ impl Session {
     pub fn schema(&self) -> Result<SchemaReport, ApiError> {
         let app = self.app()?;
         let mut notes = Vec::new();
-        let vectors = self.vector_channel().unwrap_or_else(|why| {
-            notes.push(why);
+        let vectors = self.vector_channel().unwrap_or_else(|off| {
+            notes.push(off.reason);
             None
         });
         let korean = self.korean().unwrap_or_else(|why| {

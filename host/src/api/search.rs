@@ -105,10 +105,10 @@ impl Session {
         if input.query.trim().is_empty() {
             return Err(ApiError::invalid("query", "is empty"));
         }
-        let requested = input.mode()?;
+        let mut requested = input.mode()?;
         let app = self.indexed_app()?;
         let mut notes = Vec::new();
-        let channel = self.channel_for(requested, &mut notes)?;
+        let channel = self.channel_for(&mut requested, &mut notes)?;
         let mode = match (requested, &channel) {
             (Some(m), _) => m,
             (None, Some(_)) => Mode::Hybrid,
@@ -129,7 +129,23 @@ impl Session {
             rerank: self.reranker()?,
         };
         let started = std::time::Instant::now();
-        let mut response = crate::search::search(&app.store, channel, &request)?;
+        let mut response = match crate::search::search(&app.store, channel, &request) {
+            // The vector table failed under the query (a damaged data
+            // file): a hybrid search goes on lexically, as when it does
+            // not open.
+            Err(crate::search::SearchError::Vector(e)) if mode == Mode::Hybrid => {
+                notes.push(format!(
+                    "{}; searching lexically",
+                    crate::indexes::VectorsOff::from(e).reason
+                ));
+                let lexical = Request {
+                    mode: Mode::Lexical,
+                    ..request
+                };
+                crate::search::search(&app.store, None, &lexical)?
+            }
+            searched => searched?,
+        };
         response.notes = notes;
         tracing::info!(
             mode = response.mode,

@@ -3,9 +3,11 @@
 //!
 //! SQLite is the source of truth. Vectors are reconciled, not patched: rows
 //! whose chunk has no `embedding_records` entry any more (the chunk was
-//! deleted or replaced) are removed, then every chunk without a record is
-//! embedded — from the cache when its exact text was embedded before — and
-//! recorded. A crash at any point is repaired by the next run.
+//! deleted or replaced) are removed, records whose row the table does not
+//! hold (its directory was deleted or rebuilt) are forgotten, then every
+//! chunk without a record is embedded — from the cache when its exact text
+//! was embedded before — and recorded. A crash at any point, or a lost
+//! vector table, is repaired by the next run.
 
 use std::collections::{HashMap, HashSet};
 use std::time::Instant;
@@ -139,9 +141,10 @@ pub fn sync_vectors(
     let mut report = ahead.unwrap_or_else(|| VectorReport::new(embedder, vectors));
     let ahead_done = report.done();
 
-    // 1. Remove rows SQLite does not vouch for (and duplicates).
+    // 1. Remove rows SQLite does not vouch for (and duplicates); forget
+    // records of rows the table lost.
     let t = Instant::now();
-    report.removed = remove_unvouched(store, vectors, key)?;
+    report.removed = reconcile_rows(store, vectors, key)?;
     timings.vector_store_ms += elapsed_ms(t);
 
     // 2. Embed what has no vector.
@@ -199,8 +202,10 @@ fn into_batches(mut window: Vec<MissingVector>) -> Vec<Vec<MissingVector>> {
 }
 
 /// Delete vector rows SQLite does not record for this model, and every
-/// copy of a duplicated row (re-embedded later); how many were stale.
-fn remove_unvouched(
+/// copy of a duplicated row; forget the records of duplicated rows and of
+/// rows the table does not hold, so those chunks are embedded again (from
+/// the cache). How many rows were stale.
+fn reconcile_rows(
     store: &mut Store,
     vectors: &VectorStore,
     key: ModelKey<'_>,
@@ -221,7 +226,21 @@ fn remove_unvouched(
     vectors.delete_chunks(&stale)?;
     if !duplicated.is_empty() {
         vectors.delete_chunks(&duplicated)?;
-        store.forget_embeddings(key, &duplicated)?;
+    }
+    let lost: Vec<String> = recorded
+        .into_iter()
+        .filter(|id| !seen.contains(id))
+        .collect();
+    if !lost.is_empty() {
+        tracing::warn!(
+            rows = lost.len(),
+            table = vectors.name(),
+            "recorded vectors missing from the table"
+        );
+    }
+    let forget: Vec<String> = lost.into_iter().chain(duplicated).collect();
+    if !forget.is_empty() {
+        store.forget_embeddings(key, &forget)?;
     }
     Ok(stale.len())
 }

@@ -137,7 +137,7 @@ impl Shared<'_> {
 pub fn ingest(
     app: &mut App,
     plugins: &Plugins,
-    indexes: &Indexes,
+    indexes: &mut Indexes,
     path: &Path,
     cancel: &AtomicBool,
     on_progress: &mut dyn FnMut(&Progress),
@@ -148,6 +148,7 @@ pub fn ingest(
         source,
     })?;
     let _writer = take_writer_lock(app, "kebab ingest", cancel, on_progress)?;
+    let healed = heal_derived(app, indexes)?;
     let root = app.workspace_root(&start);
     on_progress(&Progress::ScanStarted {
         root: start.display().to_string(),
@@ -163,6 +164,7 @@ pub fn ingest(
     });
 
     let mut report = Report::default();
+    report.warnings.extend(healed);
     for (reason, rel) in &ignored {
         report.ignore(rel, *reason);
     }
@@ -233,13 +235,14 @@ fn jobs_from(walked: Vec<WalkItem>, report: &mut Report) -> (Vec<Job>, HashSet<S
 pub fn reindex(
     app: &mut App,
     plugins: &Plugins,
-    indexes: &Indexes,
+    indexes: &mut Indexes,
     name: &str,
     cancel: &AtomicBool,
     on_progress: &mut dyn FnMut(&Progress),
 ) -> Result<IngestReport, IngestError> {
     let started = Instant::now();
     let _writer = take_writer_lock(app, "kebab reindex", cancel, on_progress)?;
+    let healed = heal_derived(app, indexes)?;
     let indexed = app.store.indexed_docs()?;
     let mut jobs: Vec<Job> = indexed
         .iter()
@@ -259,6 +262,7 @@ pub fn reindex(
     });
     on_progress(&Progress::ScanCompleted { total: jobs.len() });
     let mut report = Report::default();
+    report.warnings.extend(healed);
     let aborted = run_jobs(
         app,
         plugins,
@@ -300,6 +304,15 @@ fn take_writer_lock(
             })
         },
     )?)
+}
+
+/// Before a writer (holding the writer lock) writes anything: derived
+/// indexes that were dropped or damaged are rebuilt — the full-text table
+/// from the chunks, a damaged vector table empty for the vector pass to
+/// fill again. What was rebuilt, for the report's warnings.
+fn heal_derived(app: &mut App, indexes: &mut Indexes) -> Result<Vec<String>, IngestError> {
+    indexes.repair_vectors();
+    Ok(app.store.heal_full_text()?.into_iter().collect())
 }
 
 /// Derived indexes, the final progress event, the report, and its

@@ -81,6 +81,19 @@ impl Store {
             .max(0) as usize)
     }
 
+    /// How many chunks are recorded as having a vector for `model`.
+    pub fn count_embedding_records(
+        &self,
+        (model, version, dims): ModelKey<'_>,
+    ) -> Result<usize, StoreError> {
+        Ok(self.conn.query_row(
+            "SELECT count(*) FROM embedding_records
+             WHERE model_id = ?1 AND model_version = ?2 AND dimensions = ?3",
+            params![model, version, dims as i64],
+            |r| r.get::<_, i64>(0),
+        )? as usize)
+    }
+
     /// Chunk ids recorded as having a vector for `model`.
     pub fn embedded_chunk_ids(
         &self,

@@ -1,10 +1,17 @@
 //! The SQLite index: schema migrations, one-transaction document writes,
 //! lexical (FTS5) lookups, answers and chat sessions.
+//!
+//! An index this process may not write (a read-only data directory) is
+//! opened read-only, so it can still be searched; a file that is not a
+//! database or whose pages are corrupt is [`StoreError::Damaged`], said
+//! plainly. The full-text table, derived from the chunks, is rebuilt by
+//! ingest when it was dropped or fell out of step (`heal.rs`).
 
 mod answers;
 mod documents;
 mod embeddings;
 mod evals;
+mod heal;
 mod lookup;
 mod retrieval;
 mod stats;
@@ -46,7 +53,13 @@ const MIGRATIONS: &[(u32, &str, &str)] = &[
 pub enum StoreError {
     /// SQLite reported an error.
     #[error("sqlite: {0}")]
-    Sqlite(#[from] rusqlite::Error),
+    Sqlite(#[source] rusqlite::Error),
+    /// The index file is not a database, or its pages are corrupt: what
+    /// it held is lost (the indexed files are not).
+    #[error(
+        "the index file is damaged ({0}); move it aside and re-ingest — your files are untouched"
+    )]
+    Damaged(rusqlite::Error),
     /// A migration could not be applied.
     #[error("migration {name} failed: {source}")]
     Migration {
@@ -56,6 +69,12 @@ pub enum StoreError {
     /// The database was written by a newer kebab.
     #[error("database schema v{found} is newer than this kebab (v{supported}); upgrade kebab")]
     TooNew { found: u32, supported: u32 },
+    /// A read-only index written by an older kebab: it cannot be migrated.
+    #[error(
+        "the index (schema v{found}) needs migrating to v{supported}, and this process cannot \
+         write it"
+    )]
+    ReadOnlyOutdated { found: u32, supported: u32 },
     /// Another document already owns this workspace path.
     #[error(
         "workspace path `{workspace_path}` is already indexed from {existing}; \
@@ -79,7 +98,38 @@ pub enum StoreError {
     },
 }
 
+impl From<rusqlite::Error> for StoreError {
+    fn from(e: rusqlite::Error) -> StoreError {
+        use rusqlite::ErrorCode::{DatabaseCorrupt, NotADatabase};
+        match e.sqlite_error_code() {
+            Some(DatabaseCorrupt | NotADatabase) => StoreError::Damaged(e),
+            _ => StoreError::Sqlite(e),
+        }
+    }
+}
+
 impl StoreError {
+    /// SQLite's code for the failure, if SQLite reported it.
+    pub fn sqlite_code(&self) -> Option<rusqlite::ErrorCode> {
+        match self {
+            StoreError::Sqlite(e)
+            | StoreError::Damaged(e)
+            | StoreError::Migration { source: e, .. } => e.sqlite_error_code(),
+            _ => None,
+        }
+    }
+
+    /// Whether the failure is that this process may not write the index
+    /// (a read-only file or directory).
+    pub fn is_unwritable(&self) -> bool {
+        use rusqlite::ErrorCode::{CannotOpen, PermissionDenied, ReadOnly};
+        matches!(self, StoreError::ReadOnlyOutdated { .. })
+            || matches!(
+                self.sqlite_code(),
+                Some(ReadOnly | CannotOpen | PermissionDenied)
+            )
+    }
+
     /// Whether the failure concerns only the rows being written (a
     /// constraint, a value too big for SQLite): that document's error, not
     /// a reason to stop the run. Anything else — disk full, I/O, a corrupt
@@ -117,6 +167,51 @@ fn parse_json<T: serde::de::DeserializeOwned + Default>(text: &str) -> T {
     serde_json::from_str(text).unwrap_or_default()
 }
 
+/// A file shorter than its header says (cut short by a crash of the disk
+/// or a copy, say) is [`StoreError::Damaged`]: SQLite would only notice
+/// when a query reaches a missing page, and might first answer from the
+/// pages left. Skipped while a write-ahead log is in use: the header is
+/// then written back before the pages after it.
+fn check_length(path: &Path) -> Result<(), StoreError> {
+    use std::io::Read;
+    let wal = path.with_file_name(format!(
+        "{}-wal",
+        path.file_name().unwrap_or_default().to_string_lossy()
+    ));
+    if std::fs::metadata(&wal).is_ok_and(|m| m.len() > 0) {
+        return Ok(());
+    }
+    let mut header = [0u8; 100];
+    let Ok(len) = std::fs::File::open(path)
+        .and_then(|mut f| f.read_exact(&mut header).and_then(|_| f.metadata()))
+        .map(|m| m.len())
+    else {
+        // Missing (created by the open) or too short for a header: SQLite
+        // itself says what is wrong.
+        return Ok(());
+    };
+    let be32 = |at: usize| {
+        u32::from_be_bytes([header[at], header[at + 1], header[at + 2], header[at + 3]])
+    };
+    let page_size = match u16::from_be_bytes([header[16], header[17]]) {
+        1 => 65_536,
+        n => u64::from(n),
+    };
+    // The page count is valid when the change counter matches the
+    // "version valid for" field (SQLite 3.7.0 and later write both).
+    let pages = u64::from(be32(28));
+    let counted = be32(24) == be32(92) && pages > 0;
+    if header.starts_with(b"SQLite format 3\0") && counted && len < pages * page_size {
+        return Err(StoreError::Damaged(rusqlite::Error::SqliteFailure(
+            rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_CORRUPT),
+            Some(format!(
+                "{len} bytes where its header counts {pages} pages of {page_size}: cut short"
+            )),
+        )));
+    }
+    Ok(())
+}
+
 /// The schema version recorded in `conn` (0 for a new database).
 fn schema_version_of(conn: &Connection) -> Result<u32, StoreError> {
     let has_meta: bool = conn.query_row(
@@ -138,8 +233,59 @@ fn schema_version_of(conn: &Connection) -> Result<u32, StoreError> {
 }
 
 impl Store {
-    /// Open (creating if needed) the database at `path` and migrate it.
+    /// Open (creating if needed) the database at `path` and migrate it; an
+    /// existing index this process may not write is opened read-only
+    /// ([`Store::open_read_only`]) instead.
     pub fn open(path: &Path) -> Result<Store, StoreError> {
+        check_length(path)?;
+        match Store::open_writable(path) {
+            Err(e) if e.is_unwritable() && path.is_file() => {
+                Store::open_read_only(path).map_err(|_| e)
+            }
+            opened => opened,
+        }
+    }
+
+    /// Open an index to read only, for a data directory this process may
+    /// not write: shared with its writers (`mode=ro`) while one has it
+    /// open, else as an unchanging file (`immutable=1`: SQLite cannot
+    /// create the WAL's shared-memory file in a read-only directory). The
+    /// schema must be current, as nothing can be migrated.
+    pub fn open_read_only(path: &Path) -> Result<Store, StoreError> {
+        use rusqlite::OpenFlags;
+        let escaped: String = path
+            .to_string_lossy()
+            .chars()
+            .map(|c| match c {
+                '%' => "%25".to_string(),
+                '?' => "%3f".to_string(),
+                '#' => "%23".to_string(),
+                c => c.to_string(),
+            })
+            .collect();
+        let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
+            | OpenFlags::SQLITE_OPEN_URI
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let supported = MIGRATIONS.last().map(|m| m.0).unwrap_or(0);
+        let open = |mode: &str| -> Result<Store, StoreError> {
+            let conn = Connection::open_with_flags(format!("file:{escaped}?{mode}"), flags)?;
+            let store = Store { conn };
+            let found = store.schema_version()?;
+            if found < supported {
+                return Err(StoreError::ReadOnlyOutdated { found, supported });
+            }
+            store.check_not_newer(supported)?;
+            Ok(store)
+        };
+        open("mode=ro").or_else(|_| open("immutable=1"))
+    }
+
+    /// Whether this index was opened read-only.
+    pub fn is_read_only(&self) -> bool {
+        self.conn.is_readonly(rusqlite::MAIN_DB).unwrap_or(false)
+    }
+
+    fn open_writable(path: &Path) -> Result<Store, StoreError> {
         let conn = Connection::open(path)?;
         conn.busy_timeout(std::time::Duration::from_secs(10))?;
         conn.execute_batch(
@@ -259,7 +405,7 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn doc(path: &str, text: &str) -> NewDocument {
+    pub(super) fn doc(path: &str, text: &str) -> NewDocument {
         let checksum = crate::ids::checksum(text.as_bytes());
         let asset_id = crate::ids::asset_id(&checksum);
         let doc_id = crate::ids::doc_id(path, &asset_id, "p1");
