@@ -107,7 +107,7 @@ fn evidence(packed: &[Packed], tag: &str) -> String {
             n = p.marker,
             doc = quote(&hit.doc_path),
             heading = quote(&hit.heading_path.join(" › ")),
-            span = quote(&hit.citation.uri()),
+            span = quote(hit.citation.uri()),
             text = escape_text(&p.retrieved.text),
         );
     }
