@@ -96,7 +96,7 @@ fn main() {
     let first = kebab::ingest::ingest(
         &mut app,
         &plugins,
-        &Default::default(),
+        &mut Default::default(),
         corpus,
         &cancel,
         &mut |_| {},
@@ -121,7 +121,7 @@ fn main() {
     let upgrade = kebab::ingest::ingest(
         &mut app,
         &plugins,
-        &Default::default(),
+        &mut Default::default(),
         corpus,
         &cancel,
         &mut |_| {},
@@ -137,7 +137,7 @@ fn main() {
     let everything = kebab::ingest::ingest(
         &mut app,
         &plugins,
-        &Default::default(),
+        &mut Default::default(),
         corpus,
         &cancel,
         &mut |_| {},

@@ -170,7 +170,7 @@ fn main() {
     let report = kebab::ingest::ingest(
         &mut app,
         &plugins,
-        &Default::default(),
+        &mut Default::default(),
         &corpus,
         &cancel,
         &mut |_| {},
@@ -186,7 +186,7 @@ fn main() {
     let again = kebab::ingest::ingest(
         &mut app,
         &plugins,
-        &Default::default(),
+        &mut Default::default(),
         &corpus,
         &cancel,
         &mut |_| {},
