@@ -267,13 +267,20 @@ fn ingest_split() {
     };
     let mut app = App::open(config, paths).unwrap();
     let plugins = app.plugins().unwrap();
-    let indexes = Indexes::open(&app, true);
+    let mut indexes = Indexes::open(&app, true);
     assert!(indexes.vectors.is_some(), "{:?}", indexes.warnings);
     let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../samples/notes");
     let cancel = AtomicBool::new(false);
     let start = Instant::now();
-    let report =
-        kebab::ingest::ingest(&mut app, &plugins, &indexes, &corpus, &cancel, &mut |_| {}).unwrap();
+    let report = kebab::ingest::ingest(
+        &mut app,
+        &plugins,
+        &mut indexes,
+        &corpus,
+        &cancel,
+        &mut |_| {},
+    )
+    .unwrap();
     let t = &report.timings;
     println!(
         "ingest samples/notes        {} files, {} chunks in {:.2} s: parse {:.0} ms · store {:.0} ms · Korean {:.0} ms · embed {:.0} ms · vector store {:.0} ms",

@@ -107,7 +107,7 @@ fn main() {
     let first = kebab::ingest::ingest(
         &mut app,
         &plugins,
-        &Default::default(),
+        &mut Default::default(),
         corpus,
         &cancel,
         &mut |_| {},
@@ -139,7 +139,7 @@ fn main() {
     let upgrade = kebab::ingest::ingest(
         &mut app,
         &plugins,
-        &Default::default(),
+        &mut Default::default(),
         corpus,
         &cancel,
         &mut |_| {},
@@ -155,7 +155,7 @@ fn main() {
     let everything = kebab::ingest::ingest(
         &mut app,
         &plugins,
-        &Default::default(),
+        &mut Default::default(),
         corpus,
         &cancel,
         &mut |_| {},

@@ -174,7 +174,7 @@ fn main() {
     let report = kebab::ingest::ingest(
         &mut app,
         &plugins,
-        &Default::default(),
+        &mut Default::default(),
         &corpus,
         &cancel,
         &mut |_| {},
@@ -190,7 +190,7 @@ fn main() {
     let again = kebab::ingest::ingest(
         &mut app,
         &plugins,
-        &Default::default(),
+        &mut Default::default(),
         &corpus,
         &cancel,
         &mut |_| {},

@@ -307,7 +307,8 @@ fn a_dropped_or_emptied_full_text_index_is_rebuilt_by_ingest() {
 #[test]
 fn a_damaged_index_file_is_called_damaged_and_never_blamed_on_another_writer() {
     // Garbage over the header, and a file cut short.
-    let damages: [(&str, fn(&Path)); 2] = [
+    type Damage = fn(&Path);
+    let damages: [(&str, Damage); 2] = [
         ("garbage header", |db| {
             let mut bytes = std::fs::read(db).unwrap();
             for (i, b) in bytes.iter_mut().take(4096).enumerate() {

@@ -54,7 +54,7 @@ fn vectors_missing(
     store: &crate::store::Store,
     spec: &crate::embed::ModelSpec,
     table: &VectorStore,
-) -> Result<(usize, usize), String> {
+) -> Result<MissingCounts, String> {
     let key = (spec.name.as_str(), spec.version.as_str(), spec.dimensions);
     let unrecorded = store
         .count_chunks_missing_vectors(key)
@@ -65,6 +65,9 @@ fn vectors_missing(
     let rows = table.count().map_err(|e| e.to_string())?;
     Ok((unrecorded, records.saturating_sub(rows)))
 }
+
+/// What [`vectors_missing`] counts: `(unrecorded, lost)`.
+type MissingCounts = (usize, usize);
 
 /// One user's view of one index, opened lazily (see the module doc).
 pub struct Session {
@@ -85,7 +88,7 @@ pub struct Session {
     vectors_seen: Cell<Option<i64>>,
     /// Chunks without a vector for the loaded model ([`vectors_missing`]),
     /// with the index's `data_version` when they were counted.
-    missing_vectors: Cell<Option<(Option<i64>, (usize, usize))>>,
+    missing_vectors: Cell<Option<(Option<i64>, MissingCounts)>>,
     /// How the embedding model is prepared (see [`Session::for_one_query`]).
     workload: Workload,
 }
