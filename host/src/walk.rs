@@ -346,6 +346,7 @@ pub fn walk(start: &Path, root: &Path, opts: &WalkOptions) -> Vec<WalkItem> {
     }
     out.extend(std::mem::take(&mut *pruned.lock().expect("pruned lock")));
     dedupe_links(&mut out);
+    report_unicode_twins(&mut out);
     out
 }
 
@@ -433,6 +434,35 @@ fn dedupe_links(items: &mut [WalkItem]) {
                 reason: SkipReason::SymlinkDuplicate,
                 detail: format!("same file as {}", kept_rels[&kept]),
             };
+        }
+    }
+}
+
+/// Files whose names differ only in Unicode form (NFC `é`, NFD `e` +
+/// U+0301) share one workspace path: the first in walk order (sorted by
+/// name, so the same on every run) is kept, each later one becomes an
+/// error that says so.
+fn report_unicode_twins(items: &mut [WalkItem]) {
+    let mut first: std::collections::HashMap<String, PathBuf> = Default::default();
+    for item in items.iter_mut() {
+        let WalkItem::File { abs, rel, .. } = item else {
+            continue;
+        };
+        match first.get(rel.as_str()) {
+            None => {
+                first.insert(rel.clone(), abs.clone());
+            }
+            Some(kept) => {
+                let message = format!(
+                    "`{rel}` is spelled twice in this tree, in two Unicode forms (NFC and NFD); \
+                     {} is indexed under that name and this one is not: rename one of the two files",
+                    escape_path(kept)
+                );
+                *item = WalkItem::Error {
+                    rel: rel.clone(),
+                    message,
+                };
+            }
         }
     }
 }

@@ -108,6 +108,14 @@ fn names_spelled_in_two_unicode_forms_are_reported_as_such() {
     assert_eq!(hits[0]["doc_path"], nfc, "indexed under the NFC name");
     let (hits, code) = kb.search("chinchilla", 1);
     assert_eq!((code, hits.len()), (1, 0), "{hits:?}");
+    // With the NFD spelling gone, the NFC file is the document of that name.
+    std::fs::remove_file(corpus.join(nfd)).unwrap();
+    let report = kb.ingest(&corpus);
+    assert_eq!(report["errors"], 0, "{report:#}");
+    let (hits, _) = kb.search("chinchilla", 1);
+    assert_eq!(hits[0]["doc_path"], nfc, "{hits:?}");
+    let (hits, code) = kb.search("capybara", 1);
+    assert_eq!((code, hits.len()), (1, 0), "{hits:?}");
     let (hits, _) = kb.search("quokka", 1);
     assert_eq!(
         hits[0]["doc_path"], "other.md",

@@ -132,21 +132,14 @@ impl Store {
                 |r| Ok((r.get(0)?, r.get(1)?)),
             )
             .optional()?;
+        // A file renamed to another Unicode form of its name (NFD to NFC)
+        // is the same document; the walk passes one spelling per name.
         if let Some((uri, _)) = &previous
-            && uri != &doc.source_uri
+            && !same_up_to_normalization(uri, &doc.source_uri)
         {
-            let workspace_path = doc.workspace_path.clone();
-            let existing = uri.clone();
-            return Err(if same_up_to_normalization(uri, &doc.source_uri) {
-                StoreError::UnicodeTwin {
-                    workspace_path,
-                    existing,
-                }
-            } else {
-                StoreError::PathConflict {
-                    workspace_path,
-                    existing,
-                }
+            return Err(StoreError::PathConflict {
+                workspace_path: doc.workspace_path.clone(),
+                existing: uri.clone(),
             });
         }
         delete_by_path(&tx, &doc.workspace_path)?;

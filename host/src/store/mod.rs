@@ -84,18 +84,6 @@ pub enum StoreError {
         workspace_path: String,
         existing: String,
     },
-    /// Two files of one tree whose names differ only in their Unicode
-    /// form (NFC `é` and NFD `e` + U+0301): one workspace path, one file
-    /// indexed.
-    #[error(
-        "`{workspace_path}` is spelled twice in this tree, in two Unicode forms \
-         (NFC and NFD); {existing} is indexed under that name and this one is not: \
-         rename one of the two files"
-    )]
-    UnicodeTwin {
-        workspace_path: String,
-        existing: String,
-    },
 }
 
 impl From<rusqlite::Error> for StoreError {
@@ -137,7 +125,7 @@ impl StoreError {
     pub fn is_per_document(&self) -> bool {
         use rusqlite::ErrorCode::{ConstraintViolation, TooBig, TypeMismatch};
         match self {
-            StoreError::PathConflict { .. } | StoreError::UnicodeTwin { .. } => true,
+            StoreError::PathConflict { .. } => true,
             StoreError::Sqlite(rusqlite::Error::SqliteFailure(e, _)) => {
                 matches!(e.code, ConstraintViolation | TooBig | TypeMismatch)
             }
