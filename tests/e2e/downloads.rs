@@ -183,24 +183,29 @@ fn run_measured(mut cmd: Command, limit: Duration) -> Measured {
     let out = drain(Box::new(child.stdout.take().expect("stdout")));
     let err = drain(Box::new(child.stderr.take().expect("stderr")));
     let done = Arc::new(AtomicBool::new(false));
+    // The child's own peak, read from /proc while it runs: `ru_maxrss`
+    // would also count the test process's memory, which the child's
+    // vfork-style spawn shares until its exec.
+    let peak = Arc::new(AtomicU64::new(0));
     let watchdog = {
-        let done = done.clone();
+        let (done, peak) = (done.clone(), peak.clone());
         std::thread::spawn(move || {
             while !done.load(Ordering::Relaxed) {
+                if let Some(hwm) = high_water_mark(pid) {
+                    peak.fetch_max(hwm, Ordering::Relaxed);
+                }
                 if started.elapsed() > limit {
                     // SAFETY: our own child, not yet reaped (done is unset).
                     unsafe { libc::kill(pid, libc::SIGKILL) };
                     return;
                 }
-                std::thread::sleep(Duration::from_millis(20));
+                std::thread::sleep(Duration::from_millis(5));
             }
         })
     };
     let mut status = 0;
-    // SAFETY: a zeroed rusage is a valid out-parameter.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: waits for our own child, filling the two out-parameters.
-    let reaped = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+    // SAFETY: waits for our own child, filling the status out-parameter.
+    let reaped = unsafe { libc::waitpid(pid, &mut status, 0) };
     done.store(true, Ordering::Relaxed);
     let _ = watchdog.join();
     assert_eq!(reaped, pid, "wait4");
@@ -209,9 +214,17 @@ fn run_measured(mut cmd: Command, limit: Duration) -> Measured {
         code,
         stdout: out.join().expect("stdout thread"),
         stderr: err.join().expect("stderr thread"),
-        peak_rss_bytes: usage.ru_maxrss as u64 * 1024,
+        peak_rss_bytes: peak.load(Ordering::Relaxed),
         seconds: started.elapsed().as_secs_f64(),
     }
+}
+
+/// `VmHWM` of a running process, in bytes (none once it has exited).
+fn high_water_mark(pid: libc::pid_t) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
 }
 
 const MIB: u64 = 1 << 20;
