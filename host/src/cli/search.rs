@@ -56,15 +56,10 @@ pub(crate) fn search_bulk(session: &Session, json: bool) -> Result<u8> {
         }
         let whole = line.strip_suffix(b"\n").unwrap_or(&line);
         if whole.len() > BULK_LINE_BYTES {
-            while line.last() != Some(&b'\n') {
-                line.clear();
-                let read = (&mut stdin)
-                    .take(limit)
-                    .read_until(b'\n', &mut line)
+            if line.last() != Some(&b'\n') {
+                stdin
+                    .skip_until(b'\n')
                     .context("reading queries from stdin")?;
-                if read == 0 {
-                    break;
-                }
             }
             inputs.push(Err(ApiError::invalid(
                 "line",
