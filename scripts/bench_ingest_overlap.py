@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Whole-ingest time of two kebab builds on the same corpus, alternately,
 each run into a fresh data directory: what embedding beside parsing (the
-bounded pipeline of host/src/ingest/embed_ahead.rs) saves over embedding
+bounded pipeline of crates/kebab/src/ingest/embed_ahead.rs) saves over embedding
 after the document pass.
 
 The corpus is either the first DOCS documents of a BEIR corpus written as

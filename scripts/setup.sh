@@ -96,7 +96,7 @@ rm -rf "$setup_probe"
 trap - EXIT
 
 # The built-in Org-mode plugin is Python, made into a component by
-# componentize-py during `cargo build` (host/build.rs): that exact release
+# componentize-py during `cargo build` (crates/plugin-host/build.rs): that exact release
 # must answer on PATH.
 setup_has_componentize_py() {
     [ "$(componentize-py --version 2>/dev/null)" = "componentize-py 0.25.1" ]

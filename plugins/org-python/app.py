@@ -1,7 +1,7 @@
 """kebab's built-in Org-mode plugin, written in Python.
 
 Built into a WebAssembly component by componentize-py from the newest
-frozen contract in ``wit/`` (host/build.rs does it; the component is
+frozen contract in ``wit/`` (crates/plugin-host/build.rs does it; the component is
 embedded in the kebab binary like the Rust plugins).
 
 Parser ``python-org-v1``: headlines (``*``, ``**``, … with TODO keywords,

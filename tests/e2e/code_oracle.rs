@@ -673,7 +673,7 @@ fn npm_packages() -> PathBuf {
 /// the `packages` folders scripts/test.sh installed (`why` says how).
 fn node_modules(project: &str, packages: &[&str], why: &str) -> PathBuf {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("..")
+        .join("../..")
         .join(project)
         .join("node_modules");
     assert!(

@@ -149,7 +149,7 @@ fn seeds() -> Vec<(&'static str, Vec<Vec<u8>>)> {
         files.sort();
         files.iter().map(|p| std::fs::read(p).unwrap()).collect()
     };
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     let code = root.join("plugins/code/tests/fixtures");
     let mut pdfs = Vec::new();
     for text in [
@@ -170,7 +170,7 @@ fn seeds() -> Vec<(&'static str, Vec<Vec<u8>>)> {
         ),
         ("yaml", read_all(&root.join("tests/fixtures/k8s"), "yaml")),
         ("pdf", pdfs),
-        ("rs", read_all(&root.join("host/src/plugin"), "rs")),
+        ("rs", read_all(&root.join("crates/plugin-host/src"), "rs")),
         ("py", read_all(&root.join("sdk/examples/csv-python"), "py")),
         ("go", read_all(&code, "go")),
         ("js", read_all(&code, "js")),
@@ -217,7 +217,7 @@ fn mutated_inputs_for_every_plugin_never_break_the_host() {
             written.insert(name);
         }
     }
-    let regressions = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/fuzz");
+    let regressions = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/fuzz");
     for entry in std::fs::read_dir(&regressions).unwrap().flatten() {
         if entry.file_name() == "README.md" {
             continue;

@@ -2,7 +2,7 @@
 //! a real SQLite index and the real WebAssembly plugins.
 
 // Build scripts, benches and tests print freely; the rule that output is
-// escaped (host/clippy.toml) is for what the kebab binary shows a person.
+// escaped (crates/clippy.toml) is for what the kebab binary shows a person.
 #![allow(clippy::disallowed_macros)]
 
 mod llm_server;

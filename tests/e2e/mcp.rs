@@ -14,7 +14,7 @@ use crate::support::{Kb, NO_EMBEDDINGS, embedding_config, run_with_stdin, sample
 
 /// The Python client script (tests/mcp/client.py).
 fn client_script() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/mcp/client.py")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/mcp/client.py")
 }
 
 /// The client's command with `steps` as its plan, for `kb`'s index.

@@ -9,8 +9,16 @@ use serde_json::Value;
 
 use crate::support::{Kb, copy_tree, hostile_wasm, sample_corpus};
 
-fn built_in(file: &str) -> PathBuf {
-    Path::new(env!("KEBAB_WASM_DIR")).join(file)
+/// The built-in component called `name`, as the binary embeds it, written
+/// to `dir/<name>.wasm`.
+fn built_in(name: &str, dir: &Path) -> PathBuf {
+    let (_, bytes) = kebab::plugin::registry::BUILT_IN
+        .iter()
+        .find(|(n, _)| *n == name)
+        .expect("a built-in plugin");
+    let path = dir.join(format!("{name}.wasm"));
+    std::fs::write(&path, bytes).unwrap();
+    path
 }
 
 fn markdown_next() -> PathBuf {
@@ -110,7 +118,7 @@ fn upgrading_a_plugin_reindexes_exactly_its_documents() {
     );
 
     // Rollback to the built-in version needs --allow-downgrade.
-    let old = built_in("kebab_plugin_markdown.wasm");
+    let old = built_in("markdown", kb.dir.path());
     let out = kb.run(&[
         "plugin",
         "install",

@@ -18,7 +18,7 @@ fn reranker_dir() -> tempfile::TempDir {
     let holder = tempfile::tempdir().unwrap();
     let dir = holder.path();
     let fixture =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/reranker/model.onnx");
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/reranker/model.onnx");
     std::fs::copy(fixture, dir.join("model.onnx")).unwrap();
     std::fs::copy(
         assets_dir().join("models/all-minilm-l6-v2/tokenizer.json"),

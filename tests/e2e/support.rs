@@ -7,10 +7,10 @@ use serde_json::Value;
 
 /// The bundled sample corpus.
 pub fn sample_corpus() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../samples/notes")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../samples/notes")
 }
 
-/// The hostile test plugin component, built by host/build.rs.
+/// The hostile test plugin component, built by tests/artifacts/build.rs.
 pub fn hostile_wasm() -> PathBuf {
     PathBuf::from(kebab_test_artifacts::HOSTILE_WASM)
 }

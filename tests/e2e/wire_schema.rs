@@ -139,7 +139,7 @@ fn json_output_validates_against_the_committed_schemas() {
     );
     instances.push(("error.v1".into(), err));
 
-    let schema_dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/wire-schema/v1");
+    let schema_dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/wire-schema/v1");
     let out = validate(&schema_dir, &json!(instances));
     assert!(
         out.status.success(),
@@ -160,7 +160,7 @@ fn json_output_validates_against_the_committed_schemas() {
 /// Panics unless `value` validates against the committed schema `id`
 /// (for outputs other tests produce at a cost: `eval run`, `eval beir`).
 pub fn assert_conforms(id: &str, value: &Value) {
-    let schema_dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/wire-schema/v1");
+    let schema_dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/wire-schema/v1");
     let out = validate(&schema_dir, &json!([[id, value]]));
     assert!(
         out.status.success(),
@@ -172,7 +172,7 @@ pub fn assert_conforms(id: &str, value: &Value) {
 
 /// tests/wire/validate.py over `instances` (`[[schema_id, value], …]`).
 fn validate(schema_dir: &Path, instances: &Value) -> std::process::Output {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/wire/validate.py");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/wire/validate.py");
     let mut cmd = Command::new("python3");
     cmd.arg(script);
     let plan = json!({ "schema_dir": schema_dir, "instances": instances });

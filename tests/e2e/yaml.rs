@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use crate::support::{Kb, cited_text, item};
 
 fn fixtures() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/k8s")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/k8s")
 }
 
 #[test]

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// The workspace root, from a member's `CARGO_MANIFEST_DIR` and its depth
-/// below the root (1 for `host/`, 2 for `tests/artifacts/`).
+/// below the root (2 for `crates/plugin-host/` and `tests/artifacts/`).
 pub fn workspace_root(depth: usize) -> PathBuf {
     let manifest_dir = PathBuf::from(env::var("CARGO_MANIFEST_DIR").expect("CARGO_MANIFEST_DIR"));
     manifest_dir

@@ -1,0 +1,26 @@
+//! kebab-core: the bottom layer of kebab — the types and pure rules every
+//! other layer shares.
+//!
+//! What lives here: the ID recipe ([`ids`]), source spans ([`spans`]), the
+//! document model a parser plugin's output becomes ([`document`]), the
+//! stable `*.v1` wire types of hits, citations and answers ([`wire`]), how
+//! a size over its bound is refused ([`bounds`]), terminal-safe text
+//! ([`sanitize`]), the path codec and bounded file reads ([`paths`]), the
+//! clock, the Ctrl-C flag, vector normalisation and the one place an
+//! outgoing HTTP client is built ([`http`]).
+//!
+//! What must never live here: SQL, WebAssembly, a model runtime, config
+//! files, or any import of another kebab crate. Everything above may import
+//! this crate; this crate imports none of them.
+
+pub mod bounds;
+pub mod clock;
+pub mod document;
+pub mod http;
+pub mod ids;
+pub mod interrupt;
+pub mod paths;
+pub mod sanitize;
+pub mod spans;
+pub mod vecmath;
+pub mod wire;

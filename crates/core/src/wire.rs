@@ -1,0 +1,367 @@
+//! Stable JSON wire schemas (`*.v1`) shared by search and ask: citations,
+//! hits, documents, answers, errors. (The registry of every schema and its
+//! JSON Schema file in `docs/wire-schema/v1/` is the app's `api::schema`,
+//! above all the types it lists.) Internal types may change
+//! freely; these only grow by optional fields.
+
+use crate::spans::SourceSpan;
+use serde::Serialize;
+use serde_json::Value;
+
+/// `citation.v1`: where a hit or claim comes from.
+#[derive(Debug, Clone, Serialize, PartialEq, schemars::JsonSchema)]
+pub struct Citation {
+    pub schema_version: &'static str,
+    #[serde(flatten)]
+    pub body: CitationBody,
+}
+
+/// The variant part of a citation, tagged by `kind`.
+#[derive(Debug, Clone, Serialize, PartialEq, schemars::JsonSchema)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum CitationBody {
+    /// Lines of a text document.
+    Line {
+        path: String,
+        uri: String,
+        start: u32,
+        end: u32,
+        section: Option<String>,
+    },
+    /// A page of a paged document.
+    Page {
+        path: String,
+        uri: String,
+        page: u32,
+        section: Option<String>,
+    },
+    /// Lines of a source file.
+    Code {
+        path: String,
+        uri: String,
+        line_start: u32,
+        line_end: u32,
+        symbol: Option<String>,
+        lang: Option<String>,
+    },
+}
+
+impl Citation {
+    /// Build a citation for `path` from a chunk's spans; line spans
+    /// collapse into the range from the first start to the last end.
+    pub fn from_spans(
+        path: &str,
+        spans: &[SourceSpan],
+        section: Option<String>,
+    ) -> Option<Citation> {
+        let lines = || {
+            let start = spans.iter().filter_map(|s| s.lines()).map(|l| l.0).min()?;
+            let end = spans.iter().filter_map(|s| s.lines()).map(|l| l.1).max()?;
+            Some((start, end, line_uri(path, start, end)))
+        };
+        let body = match spans.first()? {
+            SourceSpan::Page { page } => CitationBody::Page {
+                path: path.into(),
+                uri: format!("{path}#page={page}"),
+                page: *page,
+                section,
+            },
+            SourceSpan::Code { symbol, lang, .. } => {
+                let (start, end, uri) = lines()?;
+                CitationBody::Code {
+                    path: path.into(),
+                    uri,
+                    line_start: start,
+                    line_end: end,
+                    symbol: symbol.clone(),
+                    lang: lang.clone(),
+                }
+            }
+            SourceSpan::Line { .. } => {
+                let (start, end, uri) = lines()?;
+                CitationBody::Line {
+                    path: path.into(),
+                    uri,
+                    start,
+                    end,
+                    section,
+                }
+            }
+        };
+        Some(Citation {
+            schema_version: "citation.v1",
+            body,
+        })
+    }
+
+    /// The citation URI (`path#L3-L9`, `path#page=2`).
+    pub fn uri(&self) -> &str {
+        match &self.body {
+            CitationBody::Line { uri, .. }
+            | CitationBody::Page { uri, .. }
+            | CitationBody::Code { uri, .. } => uri,
+        }
+    }
+
+    /// Cited line range, for line and code citations.
+    pub fn lines(&self) -> Option<(u32, u32)> {
+        match &self.body {
+            CitationBody::Line { start, end, .. } => Some((*start, *end)),
+            CitationBody::Code {
+                line_start,
+                line_end,
+                ..
+            } => Some((*line_start, *line_end)),
+            CitationBody::Page { .. } => None,
+        }
+    }
+}
+
+/// `path#L5` for one line, `path#L3-L9` for a range.
+pub fn line_uri(path: &str, start: u32, end: u32) -> String {
+    if start == end {
+        format!("{path}#L{start}")
+    } else {
+        format!("{path}#L{start}-L{end}")
+    }
+}
+
+/// Per-channel retrieval detail of a hit.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct Retrieval {
+    pub method: &'static str,
+    pub lexical_score: Option<f64>,
+    pub vector_score: Option<f64>,
+    pub fusion_score: Option<f64>,
+    /// Which fusion produced `fusion_score` (`rrf`, `blend_minmax`,
+    /// `blend_z`), in hybrid mode.
+    pub fusion_kind: Option<&'static str>,
+    pub lexical_rank: Option<u32>,
+    pub vector_rank: Option<u32>,
+    /// The cross-encoder's logit when `[search.rerank]` reordered this hit
+    /// (then also its `score`, with `score_kind` `rerank`).
+    pub rerank_score: Option<f64>,
+}
+
+/// `search_hit.v1`.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct SearchHit {
+    pub schema_version: &'static str,
+    pub rank: u32,
+    pub score: f64,
+    pub score_kind: &'static str,
+    pub chunk_id: String,
+    pub doc_id: String,
+    pub doc_path: String,
+    pub heading_path: Vec<String>,
+    pub section_label: Option<String>,
+    pub snippet: String,
+    pub snippet_full_text: bool,
+    pub citation: Citation,
+    pub retrieval: Retrieval,
+    pub index_version: &'static str,
+    pub embedding_model: Option<String>,
+    pub chunker_version: String,
+    /// Git work tree (code hits in a repository).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub repo: Option<String>,
+    /// Language label (code hits).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub code_lang: Option<String>,
+}
+
+/// `search_response.v1`.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct SearchResponse {
+    pub schema_version: &'static str,
+    pub query: String,
+    pub mode: &'static str,
+    pub hits: Vec<SearchHit>,
+    /// Why the search ran with less than the index can give (lexical only
+    /// because no model loads, chunks without vectors, no Korean
+    /// dictionary), each with what fixes it; absent when nothing is amiss.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+}
+
+/// `doc_summary.v1`.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct DocSummary {
+    pub schema_version: &'static str,
+    pub doc_id: String,
+    pub doc_path: String,
+    pub title: Option<String>,
+    pub lang: Option<String>,
+    pub tags: Vec<String>,
+    pub trust_level: String,
+    pub source_type: String,
+    pub byte_len: u64,
+    pub chunk_count: u64,
+    pub created_at: String,
+    pub updated_at: String,
+    pub parser_version: String,
+    pub chunker_version: String,
+    pub plugin: String,
+    pub plugin_version: String,
+    pub fallback_reason: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub repo: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub git_branch: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub git_commit: Option<String>,
+}
+
+/// `error.v1`: a fatal error in `--json` mode.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct ErrorReport {
+    pub schema_version: &'static str,
+    pub code: &'static str,
+    pub message: String,
+    pub hint: Option<String>,
+    /// Code-specific facts (`{"data_dir": …}` for `not_indexed`,
+    /// `{"field": …}` for `invalid_input`, the missing id for
+    /// `chunk_not_found` / `doc_not_found`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub details: Option<Value>,
+}
+
+/// A citation attached to an answer; `marker` is the `[#n]` the answer
+/// uses, or `None` for a candidate listed with a refusal.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct AnswerCitation {
+    pub marker: Option<String>,
+    pub citation: Citation,
+}
+
+/// The model that produced an answer.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct ModelRef {
+    pub id: String,
+    pub provider: &'static str,
+}
+
+/// The embedding model behind an answer's vector channel.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct EmbeddingRef {
+    pub id: String,
+    pub provider: &'static str,
+    pub dimensions: usize,
+}
+
+/// How retrieval went for an answer.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct AnswerRetrieval {
+    pub trace_id: String,
+    pub mode: &'static str,
+    pub k: u32,
+    pub score_gate: f64,
+    pub top_score: f64,
+    pub chunks_returned: u32,
+    pub chunks_used: u32,
+}
+
+/// Token counts and wall time.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct Usage {
+    pub prompt_tokens: Option<u32>,
+    pub completion_tokens: Option<u32>,
+    pub latency_ms: u64,
+}
+
+/// `answer.v1`.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct Answer {
+    pub schema_version: &'static str,
+    pub answer: String,
+    pub citations: Vec<AnswerCitation>,
+    pub grounded: bool,
+    /// Why the answer is not grounded (null when it is): `no_index`,
+    /// `no_chunks` or `score_gate` (the model was not asked);
+    /// `llm_self_judge` (the answer cites nothing, cites a marker that names
+    /// no packed entry such as `[#99]`, `[#01]` or `[#0]`, or declines); or
+    /// a failed generation, any partial answer kept: `llm_stream_aborted`
+    /// (the stream broke or was cancelled), `timeout` (not finished within
+    /// `timeout_secs`), `answer_too_long` (past `max_answer_tokens`),
+    /// `model_unreachable`, `model_not_pulled`.
+    pub refusal_reason: Option<&'static str>,
+    pub model: ModelRef,
+    /// The embedding model, when vectors took part in retrieval.
+    pub embedding: Option<EmbeddingRef>,
+    pub prompt_template_version: &'static str,
+    pub retrieval: AnswerRetrieval,
+    pub usage: Usage,
+    pub created_at: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub conversation_id: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub turn_index: Option<u32>,
+    /// Why retrieval ran with less than the index can give, as in
+    /// `search_response.v1`; absent when nothing is amiss.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+    /// Each sentence of a grounded answer that cites evidence, with what
+    /// it cites; absent for a refusal.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub claims: Vec<AnswerClaim>,
+}
+
+/// A sentence of a grounded answer and the evidence it cites.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct AnswerClaim {
+    /// The sentence without its `[#n]` markers.
+    pub text: String,
+    /// The packed entries it cites, in the order it cites them.
+    pub evidence: Vec<ClaimEvidence>,
+}
+
+/// One cited entry of a claim.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct ClaimEvidence {
+    /// The marker as the answer writes it (`[#2]`).
+    pub marker: String,
+    /// Where the entry comes from (`notes/raft.md#L3-L9`).
+    pub uri: String,
+    /// The entry's line sharing the most words with the claim (at most
+    /// 160 characters), when one shares any.
+    pub line: Option<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn line_citation_spans_first_start_to_last_end() {
+        let spans = SourceSpan::parse_list(
+            r#"[{"kind":"line","start":3,"end":4},{"kind":"line","start":7,"end":9}]"#,
+        );
+        let c = Citation::from_spans("notes/a.md", &spans, Some("Intro".into())).unwrap();
+        assert_eq!(c.uri(), "notes/a.md#L3-L9");
+        assert_eq!(c.lines(), Some((3, 9)));
+        let wire = serde_json::to_value(&c).unwrap();
+        assert_eq!(
+            wire,
+            json!({"schema_version":"citation.v1","kind":"line","path":"notes/a.md",
+                   "uri":"notes/a.md#L3-L9","start":3,"end":9,"section":"Intro"})
+        );
+    }
+
+    #[test]
+    fn code_and_page_citations() {
+        let code = SourceSpan::parse_list(
+            r#"[{"kind":"code","start":10,"end":42,"symbol":"fn ingest","lang":"rust"}]"#,
+        );
+        let c = Citation::from_spans("src/a.rs", &code, None).unwrap();
+        let wire = serde_json::to_value(&c).unwrap();
+        assert_eq!(wire["kind"], "code");
+        assert_eq!(wire["line_start"], 10);
+        assert_eq!(wire["symbol"], "fn ingest");
+        assert_eq!(c.uri(), "src/a.rs#L10-L42");
+        let page = Citation::from_spans("p.pdf", &[SourceSpan::Page { page: 3 }], None).unwrap();
+        assert_eq!(page.uri(), "p.pdf#page=3");
+        assert_eq!(line_uri("a.md", 5, 5), "a.md#L5");
+        assert!(Citation::from_spans("x", &[], None).is_none());
+    }
+}

@@ -1,0 +1,108 @@
+//! `ask`: a question answered from the index with strict citations, or
+//! refused (the pipeline itself is [`crate::rag`]).
+
+use std::sync::atomic::AtomicBool;
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+use super::{ApiError, Session};
+use crate::llm::LlmClient;
+use crate::rag::{AskOptions, AskOutcome};
+use kebab_search::search::Mode;
+use kebab_store::Store;
+
+/// One question as a front end receives it.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AskInput {
+    /// The question.
+    pub question: String,
+    /// Continue (or start) a conversation with this id.
+    #[serde(default)]
+    pub session: Option<String>,
+    /// Retrieval mode: `lexical`, `vector` or `hybrid` [default: hybrid
+    /// when an embedding model is installed, else lexical].
+    #[serde(default)]
+    pub mode: Option<String>,
+    /// Chunks to retrieve [default: the config's `[rag] k`].
+    #[serde(default)]
+    pub k: Option<usize>,
+    /// Keep the packed evidence with the stored answer (`--explain`).
+    #[serde(skip)]
+    pub explain: bool,
+}
+
+impl Session {
+    /// `kebab ask`: retrieve, gate, prompt, stream (`on_token` gets each
+    /// piece; `cancel` stops the stream and keeps the partial answer),
+    /// check citations, store the answer (`answer.v1`).
+    pub fn ask(
+        &self,
+        input: &AskInput,
+        on_token: &mut dyn FnMut(&str),
+        cancel: &AtomicBool,
+    ) -> Result<AskOutcome, ApiError> {
+        if input.question.trim().is_empty() {
+            return Err(ApiError::invalid("question", "is empty"));
+        }
+        let mut mode = parse_mode(input.mode.as_deref())?;
+        let llm = LlmClient::new(self.config.models.llm.clone())?;
+        let mut opts = AskOptions {
+            search: &self.config.search,
+            k: input.k,
+            explain: input.explain,
+            session: input.session.clone(),
+            vectors: None,
+            mode,
+            korean: None,
+            rerank: None,
+        };
+        if let Err(e) = self.indexed_app() {
+            return Err(match e {
+                ApiError::NotIndexed { data_dir, .. } => ApiError::NotIndexed {
+                    data_dir,
+                    refusal: Some(Box::new(crate::rag::refuse_without_index(
+                        &llm,
+                        &self.config.rag,
+                        &input.question,
+                        &opts,
+                    ))),
+                },
+                other => other,
+            });
+        }
+        let mut notes = Vec::new();
+        opts.vectors = self.channel_for(&mut mode, &mut notes)?;
+        opts.mode = mode;
+        opts.korean = self.korean_for(&input.question, &mut notes);
+        opts.rerank = self.reranker()?;
+        // Answers and chat turns are written through a connection of
+        // their own: the session's stays a reader.
+        let mut store = Store::open(&self.paths.sqlite())?;
+        let mut outcome = crate::rag::ask(
+            &mut store,
+            &llm,
+            &self.config.rag,
+            &input.question,
+            &opts,
+            on_token,
+            cancel,
+        )?;
+        outcome.answer.notes = notes;
+        Ok(outcome)
+    }
+}
+
+/// A `mode` field: absent, or one of the three modes.
+pub(crate) fn parse_mode(mode: Option<&str>) -> Result<Option<Mode>, ApiError> {
+    mode.map(|m| {
+        Mode::parse(m).ok_or_else(|| {
+            ApiError::invalid(
+                "mode",
+                format!("unknown mode `{m}`: expected lexical, vector or hybrid"),
+            )
+        })
+    })
+    .transpose()
+}

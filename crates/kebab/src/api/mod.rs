@@ -1,0 +1,432 @@
+//! The use cases every front end calls: one function per operation on a
+//! [`Session`], each returning a typed `*.v1` result or an [`ApiError`]
+//! that knows its `error.v1` code and hint. The CLI (`src/cli/`) and the
+//! MCP server (`src/mcp.rs`) parse their input, call one of these and
+//! render what comes back; no domain rule lives in a front end.
+//!
+//! A session opens only what a call needs, on first use, and keeps it for
+//! the next call: the SQLite index for everything, the Korean analyser only
+//! for a query with Hangul in it, the embedding model and vector table only
+//! for a vector or hybrid search. A long-lived session (the MCP server)
+//! sets [`Session::keep_fresh`] so every search first looks for vectors a
+//! concurrent `kebab ingest` added.
+
+pub mod ask;
+pub mod doctor;
+pub mod error;
+pub mod eval;
+pub mod eval_ann;
+pub mod ingest;
+pub mod init;
+pub mod models;
+pub mod plugins;
+pub mod schema;
+pub mod search;
+
+use std::cell::{Cell, OnceCell};
+
+pub use error::ApiError;
+
+use crate::app::VectorsOff;
+use crate::app::{App, Paths};
+use crate::config::Config;
+use crate::fetch::FetchResult;
+use kebab_core::wire::DocSummary;
+use kebab_search::embed::{Embedder, Workload};
+use kebab_search::korean::KoreanAnalyzer;
+use kebab_search::rerank::Reranker;
+use kebab_search::search::VectorChannel;
+use kebab_store::vector::VectorStore;
+
+/// Why chunks can lack a vector for the loaded model, as search notes and
+/// `kebab doctor` say it.
+const MISSING_VECTORS_CAUSE: &str =
+    "the model or its `compute` changed since they were indexed, or an ingest stopped early";
+
+/// Why recorded vectors can be missing from the vector table, as search
+/// notes and `kebab doctor` say it.
+const LOST_VECTORS_CAUSE: &str = "its files were deleted, replaced or rebuilt";
+
+/// Chunks vector search cannot find in `table` (the model `spec`'s):
+/// `(unrecorded, lost)` — chunks without an embedding record, and
+/// recorded vectors the table does not hold.
+fn vectors_missing(
+    store: &kebab_store::Store,
+    spec: &kebab_search::embed::ModelSpec,
+    table: &VectorStore,
+) -> Result<MissingCounts, String> {
+    let key = (spec.name.as_str(), spec.version.as_str(), spec.dimensions);
+    let unrecorded = store
+        .count_chunks_missing_vectors(key)
+        .map_err(|e| e.to_string())?;
+    let records = store
+        .count_embedding_records(key)
+        .map_err(|e| e.to_string())?;
+    let rows = table.count().map_err(|e| e.to_string())?;
+    Ok((unrecorded, records.saturating_sub(rows)))
+}
+
+/// What [`vectors_missing`] counts: `(unrecorded, lost)`.
+type MissingCounts = (usize, usize);
+
+/// One user's view of one index, opened lazily (see the module doc).
+pub struct Session {
+    config: Config,
+    paths: Paths,
+    app: OnceCell<App>,
+    /// The Korean analyser (`None`: no dictionary installed), or why it
+    /// does not load.
+    korean: OnceCell<Result<Option<KoreanAnalyzer>, String>>,
+    /// The embedding model and its table (`None`: no model configured), or
+    /// why vector search is off.
+    vectors: OnceCell<Result<Option<(Embedder, VectorStore)>, VectorsOff>>,
+    /// The cross-encoder, once loaded (`None`: reranking is off).
+    reranker: OnceCell<Option<Reranker>>,
+    keep_fresh: bool,
+    /// The index's `data_version` when the vector table last moved to its
+    /// latest version (with `keep_fresh`).
+    vectors_seen: Cell<Option<i64>>,
+    /// Chunks without a vector for the loaded model ([`vectors_missing`]),
+    /// with the index's `data_version` when they were counted.
+    missing_vectors: Cell<Option<(Option<i64>, MissingCounts)>>,
+    /// How the embedding model is prepared (see [`Session::for_one_query`]).
+    workload: Workload,
+}
+
+/// Which part of a document `fetch` returns, with its parameters.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FetchTarget {
+    /// A chunk with `context` neighbours either side.
+    Chunk { chunk_id: String, context: u32 },
+    /// A whole document, cut to `max_tokens`.
+    Doc {
+        doc_id: String,
+        max_tokens: Option<usize>,
+    },
+    /// Lines `line_start..=line_end` of a document.
+    Span {
+        doc_id: String,
+        line_start: u32,
+        line_end: u32,
+        max_tokens: Option<usize>,
+    },
+}
+
+/// Which part `fetch` returns, as a front end receives it (the MCP
+/// `fetch` tool's input): a `kind` and the fields that kind needs.
+#[derive(Debug, Clone, serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FetchInput {
+    /// `chunk`, `doc` or `span`.
+    pub kind: FetchKind,
+    /// The chunk (kind `chunk`), from a search hit's `chunk_id`.
+    #[serde(default)]
+    pub chunk_id: Option<String>,
+    /// The document (kinds `doc` and `span`), from a hit's `doc_id`.
+    #[serde(default)]
+    pub doc_id: Option<String>,
+    /// First line, from 1 (kind `span`).
+    #[serde(default)]
+    pub line_start: Option<u32>,
+    /// Last line, inclusive (kind `span`).
+    #[serde(default)]
+    pub line_end: Option<u32>,
+    /// Neighbouring chunks on each side (kind `chunk`) [default: 0].
+    #[serde(default)]
+    pub context: Option<u32>,
+    /// Cut the text to about this many tokens (kinds `doc` and `span`).
+    #[serde(default)]
+    pub max_tokens: Option<usize>,
+}
+
+/// What [`FetchInput::kind`] names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum FetchKind {
+    Chunk,
+    Doc,
+    Span,
+}
+
+impl FetchInput {
+    /// The target, or `invalid_input` naming the field its kind lacks.
+    pub fn target(&self) -> Result<FetchTarget, ApiError> {
+        fn required<T: Clone>(
+            v: &Option<T>,
+            field: &'static str,
+            kind: &str,
+        ) -> Result<T, ApiError> {
+            v.clone()
+                .ok_or_else(|| ApiError::invalid(field, format!("required when kind is {kind}")))
+        }
+        Ok(match self.kind {
+            FetchKind::Chunk => FetchTarget::Chunk {
+                chunk_id: required(&self.chunk_id, "chunk_id", "chunk")?,
+                context: self.context.unwrap_or(0),
+            },
+            FetchKind::Doc => FetchTarget::Doc {
+                doc_id: required(&self.doc_id, "doc_id", "doc")?,
+                max_tokens: self.max_tokens,
+            },
+            FetchKind::Span => FetchTarget::Span {
+                doc_id: required(&self.doc_id, "doc_id", "span")?,
+                line_start: required(&self.line_start, "line_start", "span")?,
+                line_end: required(&self.line_end, "line_end", "span")?,
+                max_tokens: self.max_tokens,
+            },
+        })
+    }
+}
+
+impl Session {
+    /// A session over the index `paths` points at; nothing is opened yet.
+    pub fn new(config: Config, paths: Paths) -> Session {
+        Session {
+            config,
+            paths,
+            app: OnceCell::new(),
+            korean: OnceCell::new(),
+            vectors: OnceCell::new(),
+            reranker: OnceCell::new(),
+            keep_fresh: false,
+            vectors_seen: Cell::new(None),
+            missing_vectors: Cell::new(None),
+            workload: Workload::Many,
+        }
+    }
+
+    /// This session answers one query and ends (`kebab search`, `kebab
+    /// ask`): the embedding model is loaded without graph optimisation,
+    /// which would cost more at load than it saves on one query.
+    pub fn for_one_query(mut self) -> Session {
+        self.workload = Workload::One;
+        self
+    }
+
+    /// Make every search first pick up vectors written by other processes
+    /// since the table was opened (for sessions that outlive an ingest).
+    pub fn keep_fresh(mut self, on: bool) -> Session {
+        self.keep_fresh = on;
+        self
+    }
+
+    /// The configuration in force.
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// Where this session reads.
+    pub fn paths(&self) -> &Paths {
+        &self.paths
+    }
+
+    /// The opened index (created on first use, as every writer does).
+    pub fn app(&self) -> Result<&App, ApiError> {
+        if let Some(app) = self.app.get() {
+            return Ok(app);
+        }
+        let app = App::open(self.config.clone(), self.paths.clone())?;
+        Ok(self.app.get_or_init(|| app))
+    }
+
+    /// The index for a reading call: [`ApiError::NotIndexed`] when there is
+    /// no index file or it holds no chunk, so "no hits" always means the
+    /// query found nothing in a real index.
+    fn indexed_app(&self) -> Result<&App, ApiError> {
+        let not_indexed = || ApiError::NotIndexed {
+            data_dir: self.paths.data_dir.clone(),
+            refusal: None,
+        };
+        if self.app.get().is_none() && !self.paths.sqlite().is_file() {
+            return Err(not_indexed());
+        }
+        let app = self.app()?;
+        if !app.store.has_chunks()? {
+            return Err(not_indexed());
+        }
+        Ok(app)
+    }
+
+    /// The Korean analyser when one is installed; why not otherwise.
+    fn korean(&self) -> Result<Option<&KoreanAnalyzer>, String> {
+        let app = self.app().map_err(|e| e.to_string())?;
+        self.korean
+            .get_or_init(|| app.korean_or_off())
+            .as_ref()
+            .map(Option::as_ref)
+            .map_err(Clone::clone)
+    }
+
+    /// The vector channel when a model is configured and loads; `Ok(None)`
+    /// when none is configured; the reason (with a hint) when it fails.
+    fn vector_channel(&self) -> Result<Option<VectorChannel<'_>>, VectorsOff> {
+        let app = self.app().map_err(|e| VectorsOff {
+            reason: e.to_string(),
+            damaged: false,
+        })?;
+        let loaded = self
+            .vectors
+            .get_or_init(|| app.load_vectors(&app.paths.vector_dir(), self.workload))
+            .as_ref()
+            .map_err(Clone::clone)?;
+        let Some((embedder, table)) = loaded else {
+            return Ok(None);
+        };
+        if self.keep_fresh {
+            // Every ingest records its vectors in SQLite after writing
+            // them, so a commit seen there is when LanceDB may have moved
+            // on too.
+            let version = app.store.data_version().ok();
+            if version.is_none() || version != self.vectors_seen.get() {
+                table.refresh()?;
+                self.vectors_seen.set(version);
+            }
+        }
+        Ok(Some(app.channel(embedder, table)))
+    }
+
+    /// The vector channel for a call that asked for `mode` (`None`: the
+    /// default): none for lexical; for an explicit vector or hybrid mode a
+    /// model that does not load is an error; for the default it is a note
+    /// and the call goes on lexically, as a hybrid call does when the
+    /// vector table is damaged (`mode` then becomes lexical).
+    fn channel_for(
+        &self,
+        mode: &mut Option<kebab_search::search::Mode>,
+        notes: &mut Vec<String>,
+    ) -> Result<Option<VectorChannel<'_>>, ApiError> {
+        use kebab_search::search::{Mode, SearchError};
+        if *mode == Some(Mode::Lexical) {
+            // A lexical call never loads the model (~0.5 s, ~300 MB).
+            return Ok(None);
+        }
+        match (*mode, self.vector_channel()) {
+            (Some(m), Ok(None)) => Err(SearchError::NoVectors {
+                mode: m.as_str(),
+                reason: "[models.embedding] model is empty".into(),
+            }
+            .into()),
+            (_, Ok(channel)) => {
+                if let Some(note) = channel.and_then(|c| self.missing_vectors_note(c)) {
+                    notes.push(note);
+                }
+                Ok(channel)
+            }
+            (None, Err(off)) => {
+                notes.push(format!("{}; searching lexically", off.reason));
+                Ok(None)
+            }
+            (Some(Mode::Hybrid), Err(off)) if off.damaged => {
+                notes.push(format!("{}; searching lexically", off.reason));
+                *mode = Some(Mode::Lexical);
+                Ok(None)
+            }
+            (Some(m), Err(off)) => Err(SearchError::NoVectors {
+                mode: m.as_str(),
+                reason: off.reason,
+            }
+            .into()),
+        }
+    }
+
+    /// A note when chunks have no vector for `channel`'s model (counted
+    /// once per index version): the model, its version or its `compute`
+    /// changed since they were indexed, an ingest stopped before
+    /// embedding them, or the vector table lost their rows; vector search
+    /// cannot find them until an ingest embeds or restores them.
+    fn missing_vectors_note(&self, channel: VectorChannel<'_>) -> Option<String> {
+        let store = &self.app().ok()?.store;
+        let version = store.data_version().ok();
+        let spec = channel.embedder.spec();
+        let (unrecorded, lost) = match self.missing_vectors.get() {
+            Some((seen, n)) if seen.is_some() && seen == version => n,
+            _ => {
+                let n = vectors_missing(store, spec, channel.table).ok()?;
+                self.missing_vectors.set(Some((version, n)));
+                if n != (0, 0) {
+                    tracing::info!(model = %spec.id(), unrecorded = n.0, lost = n.1, "chunks without vectors");
+                }
+                n
+            }
+        };
+        let mut notes = Vec::new();
+        if unrecorded > 0 {
+            notes.push(format!(
+                "{unrecorded} chunks have no vector for {} ({MISSING_VECTORS_CAUSE}): vector \
+                 search cannot find them until `kebab ingest` embeds them",
+                spec.id()
+            ));
+        }
+        if lost > 0 {
+            notes.push(format!(
+                "{lost} chunks' vectors are missing from the vector table {} \
+                 ({LOST_VECTORS_CAUSE}): vector search cannot find them until `kebab ingest` \
+                 adds them again",
+                channel.table.name()
+            ));
+        }
+        (!notes.is_empty()).then(|| notes.join("; "))
+    }
+
+    /// The reranker when `[search.rerank]` is enabled (loaded on first
+    /// use); a model that does not load is an error, since the user asked
+    /// for it.
+    fn reranker(&self) -> Result<Option<&Reranker>, ApiError> {
+        if let Some(loaded) = self.reranker.get() {
+            return Ok(loaded.as_ref());
+        }
+        let config = &self.config.search.rerank;
+        let loaded = if config.enabled {
+            let app = self.app()?;
+            Some(
+                Reranker::load(config, &app.runtime_candidates())
+                    .map_err(kebab_search::search::SearchError::from)?,
+            )
+        } else {
+            None
+        };
+        Ok(self.reranker.get_or_init(|| loaded).as_ref())
+    }
+
+    /// The Korean analyser when `text` has Hangul in it and one loads (the
+    /// dictionary costs ~0.1 s and ~100 MB, so nothing else loads it).
+    fn korean_for(&self, text: &str, notes: &mut Vec<String>) -> Option<&KoreanAnalyzer> {
+        if !kebab_search::korean::has_hangul(text) {
+            return None;
+        }
+        self.korean().unwrap_or_else(|why| {
+            notes.push(why);
+            None
+        })
+    }
+
+    /// `kebab fetch`: verbatim indexed text (`fetch_result.v1`).
+    pub fn fetch(&self, target: &FetchTarget) -> Result<FetchResult, ApiError> {
+        let store = &self.app()?.store;
+        Ok(match target {
+            FetchTarget::Chunk { chunk_id, context } => {
+                crate::fetch::chunk(store, chunk_id, *context)?
+            }
+            FetchTarget::Doc { doc_id, max_tokens } => {
+                crate::fetch::doc(store, doc_id, *max_tokens)?
+            }
+            FetchTarget::Span {
+                doc_id,
+                line_start,
+                line_end,
+                max_tokens,
+            } => crate::fetch::span(store, doc_id, *line_start, *line_end, *max_tokens)?,
+        })
+    }
+
+    /// `kebab list docs`: every indexed document (`doc_summary.v1`).
+    pub fn list_docs(&self) -> Result<Vec<DocSummary>, ApiError> {
+        Ok(self
+            .app()?
+            .store
+            .list_docs()?
+            .into_iter()
+            .map(DocSummary::from)
+            .collect())
+    }
+}

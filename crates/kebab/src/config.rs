@@ -1,0 +1,537 @@
+//! The configuration file (`config.toml`) and where kebab keeps its files.
+//!
+//! Precedence: built-in defaults → config file → `KEBAB_*` environment
+//! variables → command-line flags.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use kebab_core::bounds::at_most;
+use kebab_core::document::ChunkPolicy;
+use kebab_core::sanitize::summarise_warnings;
+use kebab_plugin_host::config::PluginsConfig;
+use kebab_search::config::SearchConfig;
+use kebab_search::korean::KoreanConfig;
+
+use crate::rag::RagConfig;
+
+/// Problems reading or writing the configuration.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// The file exists but cannot be read.
+    #[error("cannot read config {path}: {source}")]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    /// The path is not a regular file (a FIFO, a device such as
+    /// `/dev/zero`, a directory): never read.
+    #[error("config {path} is a {what}, not a regular file")]
+    NotRegular { path: PathBuf, what: &'static str },
+    /// The file is over [`MAX_CONFIG_BYTES`]: not read past the bound.
+    #[error("config {path} is larger than {limit} bytes")]
+    TooLarge { path: PathBuf, limit: u64 },
+    /// The file is not valid TOML for this schema.
+    #[error("invalid config {path}: {message}")]
+    Invalid { path: PathBuf, message: String },
+    /// Writing the default file failed.
+    #[error("cannot write config {path}: {source}")]
+    Write {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+}
+
+impl ConfigError {
+    /// What the user can do about it.
+    pub fn hint(&self) -> &'static str {
+        match self {
+            ConfigError::Invalid { .. } => {
+                "fix the key it names, or `kebab init --force` to rewrite defaults"
+            }
+            ConfigError::NotRegular { .. } | ConfigError::TooLarge { .. } => {
+                "a config file is a regular TOML file of at most 8 MiB: point --config (or KEBAB_CONFIG) at one"
+            }
+            ConfigError::Read { .. } | ConfigError::Write { .. } => {
+                "check the file's permissions, or pass --config FILE"
+            }
+        }
+    }
+}
+
+/// The largest config file read (far above any real one; 200 000 keys fit).
+pub const MAX_CONFIG_BYTES: u64 = 8 << 20;
+
+/// The longest key text a warning shows.
+const MAX_KEY_SHOWN: usize = 200;
+
+/// The whole configuration file. Keys kebab does not know (the design's
+/// `[storage] sqlite`, a future option, a typo) are accepted and named in
+/// [`Config::warnings`], never fatal.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(default)]
+pub struct Config {
+    /// Config schema version; always 1 for now.
+    pub schema_version: u32,
+    pub workspace: WorkspaceConfig,
+    pub storage: StorageConfig,
+    pub indexing: IndexingConfig,
+    pub chunking: ChunkingConfig,
+    pub search: SearchConfig,
+    pub plugins: PluginsConfig,
+    pub models: ModelsConfig,
+    pub rag: RagConfig,
+    /// What loading the file noticed: keys kebab ignores.
+    #[serde(skip)]
+    pub warnings: Vec<String>,
+}
+
+/// `[models]`: the models kebab talks to.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(default)]
+pub struct ModelsConfig {
+    /// Largest file `kebab models pull` downloads, in MiB (the catalog's
+    /// biggest model file is about 1.1 GB).
+    pub max_download_mb: u64,
+    /// `[models.llm]`: the chat model behind `kebab ask`.
+    pub llm: crate::llm::LlmConfig,
+    /// `[models.embedding]`: the model behind vector search.
+    pub embedding: kebab_search::embed::EmbeddingConfig,
+    /// `[models.korean]`: the morphological dictionary for Korean search.
+    pub korean: KoreanConfig,
+}
+
+impl Default for ModelsConfig {
+    fn default() -> Self {
+        ModelsConfig {
+            max_download_mb: 4096,
+            llm: Default::default(),
+            embedding: Default::default(),
+            korean: Default::default(),
+        }
+    }
+}
+
+impl ModelsConfig {
+    /// The cap on one downloaded model file.
+    pub fn download_cap(&self) -> kebab_core::http::DownloadCap {
+        kebab_core::http::DownloadCap::mib(self.max_download_mb, "[models] max_download_mb")
+    }
+}
+
+/// `[workspace]`: what `kebab ingest` walks.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+#[serde(default)]
+pub struct WorkspaceConfig {
+    /// Workspace root; stored paths are relative to it when an ingested path
+    /// lies inside it, else relative to the ingested directory.
+    pub root: Option<String>,
+    /// Extra gitignore-style patterns to leave out.
+    pub exclude: Vec<String>,
+}
+
+/// `[storage]`: where the index lives.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+#[serde(default)]
+pub struct StorageConfig {
+    /// Data directory (SQLite file, installed plugins). Default:
+    /// `$XDG_DATA_HOME/kebab`.
+    pub data_dir: Option<String>,
+}
+
+/// `[indexing]`: ingest behaviour.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(default)]
+pub struct IndexingConfig {
+    /// Files parsed at the same time.
+    pub max_parallel_extractors: usize,
+    /// Files larger than this are skipped (`size_exceeded`).
+    pub max_file_mb: u64,
+    /// Text files no plugin claims (`.css`, `.ini`, `LICENSE`, scripts
+    /// without an extension, …) are indexed by the text plugin, labelled
+    /// from their extension or `#!` line; `false` skips them as
+    /// `unsupported`. Binary files are skipped either way.
+    pub index_unknown_text: bool,
+}
+
+/// `[chunking]`: the policy handed to every chunker.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(default)]
+pub struct ChunkingConfig {
+    pub target_tokens: u32,
+    pub overlap_tokens: u32,
+}
+
+impl Config {
+    /// The chunk policy every plugin is given.
+    pub fn chunk_policy(&self) -> ChunkPolicy {
+        ChunkPolicy {
+            target_tokens: self.chunking.target_tokens,
+            overlap_tokens: self.chunking.overlap_tokens,
+        }
+    }
+
+    /// The policy hash the documents of plugin `name` carry: the chunk
+    /// policy and the plugin's settings.
+    pub fn policy_hash_for(&self, name: &str) -> String {
+        kebab_core::ids::policy_hash(
+            self.chunking.target_tokens,
+            self.chunking.overlap_tokens,
+            &self.plugins.settings_for(name),
+        )
+    }
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            schema_version: 1,
+            workspace: WorkspaceConfig::default(),
+            storage: StorageConfig::default(),
+            indexing: IndexingConfig::default(),
+            chunking: ChunkingConfig::default(),
+            search: SearchConfig::default(),
+            plugins: PluginsConfig::default(),
+            models: ModelsConfig::default(),
+            rag: RagConfig::default(),
+            warnings: Vec::new(),
+        }
+    }
+}
+
+impl Default for IndexingConfig {
+    fn default() -> Self {
+        IndexingConfig {
+            max_parallel_extractors: 2,
+            max_file_mb: 10,
+            index_unknown_text: true,
+        }
+    }
+}
+
+impl Default for ChunkingConfig {
+    fn default() -> Self {
+        ChunkingConfig {
+            target_tokens: 500,
+            overlap_tokens: 80,
+        }
+    }
+}
+
+/// Largest file ingest reads, in MB (1 TB).
+pub const MAX_FILE_MB: u64 = 1 << 20;
+
+impl Config {
+    /// Every section as kebab can use it — each section checks its own
+    /// values ([`SearchConfig::check`], [`RagConfig::check`], the model
+    /// configs', [`PluginsConfig::check_bounds`]) and this adds the
+    /// settings of the sections it owns — so nothing sized or timed from a
+    /// setting can overflow: the first problem names its section, key and
+    /// bound. Settings that are only compared (counts of blocks, chunks,
+    /// rows) need none.
+    pub fn check(&self) -> Result<(), String> {
+        self.search.check()?;
+        self.rag.check()?;
+        self.models.llm.check()?;
+        self.models.embedding.check()?;
+        at_most("max_file_mb", self.indexing.max_file_mb, MAX_FILE_MB)
+            .map_err(|e| format!("[indexing] {e}"))?;
+        self.plugins.check_bounds()
+    }
+
+    /// Read `path`; a missing file yields the defaults.
+    pub fn load(path: &Path) -> Result<Config, ConfigError> {
+        let Some(text) = read_bounded(path)? else {
+            return Ok(Config::default());
+        };
+        let invalid = |message: String| ConfigError::Invalid {
+            path: path.into(),
+            message,
+        };
+        let mut ignored = Vec::new();
+        let mut config: Config = serde_ignored::deserialize(
+            toml::Deserializer::parse(&text).map_err(|e| invalid(e.message().to_string()))?,
+            |key| ignored.push(key.to_string()),
+        )
+        .map_err(|e| invalid(e.message().to_string()))?;
+        config.warnings = summarise_warnings(
+            ignored.iter().map(|key| {
+                format!(
+                    "config key `{}` is not used by this kebab; ignored",
+                    kebab_core::sanitize::bounded(key, MAX_KEY_SHOWN)
+                )
+            }),
+            "unknown config keys, ignored",
+        );
+        config.check().map_err(invalid)?;
+        config.expand_variables();
+        Ok(config)
+    }
+
+    /// `${VAR}` and `${VAR:-default}` in the path settings, from the
+    /// environment, then a leading `~` (`{data_dir}` is filled in by
+    /// [`Config::with_data_dir`]). Modules reading a path setting take it
+    /// as it is.
+    fn expand_variables(&mut self) {
+        for value in self.path_fields().into_iter().flatten() {
+            *value = expand_home(&expand_env(value))
+                .to_string_lossy()
+                .into_owned();
+        }
+    }
+
+    /// Fill `{data_dir}` in the path settings.
+    pub fn with_data_dir(mut self, data_dir: &Path) -> Config {
+        let dir = data_dir.to_string_lossy();
+        for value in self.path_fields().into_iter().flatten() {
+            *value = value.replace("{data_dir}", &dir);
+        }
+        self
+    }
+
+    /// The settings that hold a path.
+    fn path_fields(&mut self) -> [Option<&mut String>; 6] {
+        [
+            self.storage.data_dir.as_mut(),
+            self.workspace.root.as_mut(),
+            self.models.embedding.path.as_mut(),
+            self.models.embedding.runtime.as_mut(),
+            self.models.korean.dictionary.as_mut(),
+            self.search.rerank.path.as_mut(),
+        ]
+    }
+
+    /// Write the defaults to `path` (creating its directory).
+    pub fn write_default(path: &Path) -> Result<(), ConfigError> {
+        let wrap = |source| ConfigError::Write {
+            path: path.into(),
+            source,
+        };
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir).map_err(wrap)?;
+        }
+        let body = toml::to_string_pretty(&Config::default()).expect("defaults serialise");
+        std::fs::write(path, format!("# kebab configuration\n{body}")).map_err(wrap)
+    }
+}
+
+/// The text of the config file at `path` (`None` when there is none): the
+/// path is resolved (a symlinked config is fine), then opened without
+/// blocking and read only when it is a regular file of at most
+/// [`MAX_CONFIG_BYTES`], so `/dev/zero`, `/dev/urandom` or a FIFO fail at
+/// once instead of reading forever or hanging.
+fn read_bounded(path: &Path) -> Result<Option<String>, ConfigError> {
+    let read_err = |source| ConfigError::Read {
+        path: path.into(),
+        source,
+    };
+    let real = match path.canonicalize() {
+        Ok(real) => real,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(read_err(e)),
+    };
+    let bytes =
+        kebab_core::paths::read_regular_file(&real, MAX_CONFIG_BYTES).map_err(|e| match e {
+            kebab_core::paths::ReadRefusal::NotRegular(what) => ConfigError::NotRegular {
+                path: path.into(),
+                what,
+            },
+            kebab_core::paths::ReadRefusal::TooLarge(_) => ConfigError::TooLarge {
+                path: path.into(),
+                limit: MAX_CONFIG_BYTES,
+            },
+            kebab_core::paths::ReadRefusal::Io(e) => read_err(e),
+        })?;
+    String::from_utf8(bytes)
+        .map(Some)
+        .map_err(|_| ConfigError::Invalid {
+            path: path.into(),
+            message: "not UTF-8 text".into(),
+        })
+}
+
+/// `${VAR}` and `${VAR:-default}` replaced from the environment (an unset
+/// or empty variable without a default becomes empty); other text kept.
+pub fn expand_env(text: &str) -> String {
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(start) = rest.find("${") {
+        let Some(len) = rest[start..].find('}') else {
+            break;
+        };
+        out.push_str(&rest[..start]);
+        let inner = &rest[start + 2..start + len];
+        let (name, default) = match inner.split_once(":-") {
+            Some((n, d)) => (n, Some(d)),
+            None => (inner, None),
+        };
+        match std::env::var(name) {
+            Ok(v) if !v.is_empty() => out.push_str(&v),
+            _ => out.push_str(default.unwrap_or("")),
+        }
+        rest = &rest[start + len + 1..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// Expand a leading `~` to the home directory.
+pub fn expand_home(path: &str) -> PathBuf {
+    match path.strip_prefix("~") {
+        Some(rest) if rest.is_empty() || rest.starts_with('/') => {
+            home_dir().join(rest.trim_start_matches('/'))
+        }
+        _ => PathBuf::from(path),
+    }
+}
+
+fn home_dir() -> PathBuf {
+    std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/"))
+}
+
+fn xdg(var: &str, fallback: &str) -> PathBuf {
+    std::env::var_os(var)
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute())
+        .unwrap_or_else(|| home_dir().join(fallback))
+}
+
+/// The default config file: `$XDG_CONFIG_HOME/kebab/config.toml`.
+pub fn default_config_path() -> PathBuf {
+    xdg("XDG_CONFIG_HOME", ".config").join("kebab/config.toml")
+}
+
+/// The default data directory: `$XDG_DATA_HOME/kebab`.
+pub fn default_data_dir() -> PathBuf {
+    xdg("XDG_DATA_HOME", ".local/share").join("kebab")
+}
+
+/// Where compiled plugin code is cached: `$KEBAB_CACHE_DIR`, else
+/// `$XDG_CACHE_HOME/kebab`. Entries are keyed by content hash and engine
+/// build, so several data directories can share one cache.
+pub fn default_cache_dir() -> PathBuf {
+    std::env::var_os("KEBAB_CACHE_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| xdg("XDG_CACHE_HOME", ".cache").join("kebab"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn missing_file_gives_defaults_and_defaults_round_trip() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c/config.toml");
+        assert_eq!(Config::load(&path).unwrap(), Config::default());
+        Config::write_default(&path).unwrap();
+        assert_eq!(Config::load(&path).unwrap(), Config::default());
+    }
+
+    #[test]
+    fn partial_file_overrides_only_its_keys() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("config.toml");
+        std::fs::write(&path, "[chunking]\ntarget_tokens = 120\n").unwrap();
+        let c = Config::load(&path).unwrap();
+        assert_eq!(c.chunking.target_tokens, 120);
+        assert_eq!(c.chunking.overlap_tokens, 80);
+    }
+
+    #[test]
+    fn ann_settings_load_and_zero_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("config.toml");
+        std::fs::write(&path, "[search]\nann_nprobes = 20\nann_refine_factor = 2\n").unwrap();
+        let ann = Config::load(&path).unwrap().search.ann();
+        assert_eq!(
+            (ann.nprobes, ann.ef, ann.refine_factor),
+            (Some(20), None, 2)
+        );
+        assert_eq!(
+            Config::default().search.ann(),
+            kebab_store::vector::AnnParams::default()
+        );
+        for zero in ["ann_nprobes = 0", "ann_ef = 0", "ann_refine_factor = 0"] {
+            std::fs::write(&path, format!("[search]\n{zero}\n")).unwrap();
+            let err = Config::load(&path).unwrap_err().to_string();
+            assert!(err.contains("at least 1"), "{zero}: {err}");
+        }
+    }
+
+    #[test]
+    fn plugin_settings_arrive_as_text() {
+        let c: Config = toml::from_str(
+            "[plugins.config.text]\nlang = \"ko\"\nmax = 3\nflags = [\"a\", \"b\"]\n",
+        )
+        .unwrap();
+        let settings = c.plugins.settings_for("text");
+        assert_eq!(settings["lang"], "ko");
+        assert_eq!(settings["max"], "3");
+        assert_eq!(settings["flags"], r#"["a", "b"]"#);
+        assert!(c.plugins.settings_for("markdown").is_empty());
+    }
+
+    #[test]
+    fn per_plugin_limits_override_the_defaults() {
+        let c: Config =
+            toml::from_str("[plugins]\ntimeout_ms = 100\n[plugins.limits.pdf]\nmemory_mb = 64\n")
+                .unwrap();
+        let pdf = c.plugins.limits_for("pdf");
+        assert_eq!((pdf.timeout.as_millis(), pdf.memory_bytes), (100, 64 << 20));
+        let other = c.plugins.limits_for("markdown");
+        assert_eq!(
+            (other.timeout.as_millis(), other.memory_bytes),
+            (100, 512 << 20)
+        );
+    }
+
+    #[test]
+    fn unknown_keys_are_accepted_and_named_in_a_warning() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("config.toml");
+        std::fs::write(&path, "[chunking]\ntarget = 1\ntarget_tokens = 300\n").unwrap();
+        let config = Config::load(&path).unwrap();
+        assert_eq!(config.chunking.target_tokens, 300, "known keys still apply");
+        assert_eq!(config.warnings.len(), 1, "{:?}", config.warnings);
+        assert!(config.warnings[0].contains("`chunking.target`"));
+        // A wrong type for a known key is still an error, naming the file.
+        std::fs::write(&path, "[chunking]\ntarget_tokens = \"many\"\n").unwrap();
+        let err = Config::load(&path).unwrap_err().to_string();
+        assert!(err.contains("config.toml"), "{err}");
+    }
+
+    #[test]
+    fn variables_expand_in_path_settings() {
+        // SAFETY: tests in this module do not read this variable concurrently.
+        unsafe { std::env::set_var("KEBAB_CONFIG_TEST_HOME", "/srv/kb") };
+        assert_eq!(
+            expand_env("${KEBAB_CONFIG_TEST_HOME}/notes"),
+            "/srv/kb/notes"
+        );
+        assert_eq!(
+            expand_env("${KEBAB_CONFIG_TEST_UNSET:-~/.local/share}/kebab"),
+            "~/.local/share/kebab"
+        );
+        assert_eq!(expand_env("plain/${unclosed"), "plain/${unclosed");
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("config.toml");
+        std::fs::write(
+            &path,
+            "[models.embedding]\npath = \"{data_dir}/models/m\"\n[workspace]\nroot = \"${KEBAB_CONFIG_TEST_HOME}\"\n\
+             [search.rerank]\npath = \"~/rr\"\n",
+        )
+        .unwrap();
+        let config = Config::load(&path).unwrap().with_data_dir(Path::new("/d"));
+        assert_eq!(config.models.embedding.path.as_deref(), Some("/d/models/m"));
+        assert_eq!(config.workspace.root.as_deref(), Some("/srv/kb"));
+        let home = std::env::var("HOME").unwrap();
+        assert_eq!(
+            config.search.rerank.path,
+            Some(format!("{}/rr", home.trim_end_matches('/')))
+        );
+    }
+}

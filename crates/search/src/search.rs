@@ -1,0 +1,671 @@
+//! Search: lexical (the query becomes an FTS5 expression ranked by BM25),
+//! vector (cosine neighbours of the query's embedding) or hybrid (both,
+//! fused as [`crate::fusion`] says). Every hit carries a citation and a
+//! snippet taken from the chunk's text.
+
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
+
+use crate::fusion::{ChannelHits, Fusion};
+use crate::rerank::{RerankError, Reranker};
+use kebab_core::spans::SourceSpan;
+use kebab_core::wire::{Citation, Retrieval, SearchHit, SearchResponse};
+use kebab_store::{ChunkFilter, HitRow, Store, StoreError};
+
+/// Index layout version reported with every hit.
+pub const INDEX_VERSION: &str = "v1.0";
+
+/// Most hits one search (or one `ask`'s retrieval) returns: `k`, `[search]
+/// default_k` and `[rag] k` are refused above it.
+pub const MAX_K: usize = 1_000;
+/// Most candidates each channel contributes to hybrid fusion (`[search]
+/// candidates`).
+pub const MAX_CANDIDATES: usize = 10_000;
+/// Longest query text, in bytes (an `ask` follow-up is retrieved with the
+/// question before it, so twice the longest question fits).
+pub const MAX_QUERY_BYTES: usize = 16 << 10;
+/// Longest snippet, in characters (`[search] snippet_chars`).
+pub const MAX_SNIPPET_CHARS: usize = 10_000;
+
+/// Lowercase word tokens of a query, deduplicated, in order.
+pub fn query_terms(query: &str) -> Vec<String> {
+    let mut seen = std::collections::HashSet::new();
+    query
+        .split(|c: char| !c.is_alphanumeric())
+        .map(str::to_lowercase)
+        .filter(|word| !word.is_empty() && seen.insert(word.clone()))
+        .collect()
+}
+
+/// An FTS5 MATCH expression: any of the terms, each quoted so that no user
+/// input is read as FTS5 syntax, restricted to the chunk text so that every
+/// hit's cited lines hold what matched (a parent heading alone is not a
+/// match). `None` when the query has no words.
+pub fn fts_expression(terms: &[String]) -> Option<String> {
+    if terms.is_empty() {
+        return None;
+    }
+    let any = terms
+        .iter()
+        .map(|t| format!("\"{}\"", t.replace('"', "\"\"")))
+        .collect::<Vec<_>>()
+        .join(" OR ");
+    Some(format!("text : ({any})"))
+}
+
+/// Which channels rank the chunks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// BM25 over FTS5.
+    Lexical,
+    /// Cosine similarity of embeddings.
+    Vector,
+    /// Both, fused (normalised RRF or a score blend).
+    Hybrid,
+}
+
+impl Mode {
+    /// The wire name (`retrieval.method`, `search_response.v1.mode`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Mode::Lexical => "lexical",
+            Mode::Vector => "vector",
+            Mode::Hybrid => "hybrid",
+        }
+    }
+
+    /// Parse a `--mode` value.
+    pub fn parse(s: &str) -> Option<Mode> {
+        match s {
+            "lexical" => Some(Mode::Lexical),
+            "vector" => Some(Mode::Vector),
+            "hybrid" => Some(Mode::Hybrid),
+            _ => None,
+        }
+    }
+}
+
+/// Search failures.
+#[derive(Debug, thiserror::Error)]
+pub enum SearchError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error(transparent)]
+    Vector(#[from] kebab_store::vector::VectorError),
+    #[error(transparent)]
+    Embed(#[from] crate::embed::EmbedError),
+    #[error(transparent)]
+    Rerank(#[from] RerankError),
+    #[error("{mode} search needs an embedding model: {reason}")]
+    NoVectors { mode: &'static str, reason: String },
+    /// A size of the request over its bound ([`Request::check`]).
+    #[error(transparent)]
+    Bounds(#[from] kebab_core::bounds::OutOfBounds),
+}
+
+/// The vector side of a search: the model for the query and its table.
+#[derive(Debug, Clone, Copy)]
+pub struct VectorChannel<'a> {
+    pub embedder: &'a crate::embed::Embedder,
+    pub table: &'a kebab_store::vector::VectorStore,
+    /// Neighbours below this cosine are not candidates.
+    pub min_score: f32,
+}
+
+/// One search.
+#[derive(Debug, Clone)]
+pub struct Request<'a> {
+    pub query: &'a str,
+    pub k: usize,
+    pub mode: Mode,
+    pub filter: &'a ChunkFilter,
+    pub snippet_chars: usize,
+    /// How hybrid mode fuses the channels.
+    pub fusion: Fusion,
+    /// Candidates per channel in hybrid mode.
+    pub candidates: usize,
+    /// Korean analyzer for the query (the chunks' morphemes are indexed).
+    pub korean: Option<&'a crate::korean::KoreanAnalyzer>,
+    /// Cross-encoder that reorders the best hits (`[search.rerank]`).
+    pub rerank: Option<&'a Reranker>,
+}
+
+impl Request<'_> {
+    /// Every size of the request within its bound: `k` ([`MAX_K`]), the
+    /// hybrid pool ([`MAX_CANDIDATES`]), the query ([`MAX_QUERY_BYTES`])
+    /// and the snippet ([`MAX_SNIPPET_CHARS`]). Every search path checks
+    /// it before anything is sized from these values.
+    pub fn check(&self) -> Result<(), kebab_core::bounds::OutOfBounds> {
+        use kebab_core::bounds::at_most;
+        at_most("k", self.k, MAX_K)?;
+        at_most("candidates", self.candidates, MAX_CANDIDATES)?;
+        at_most("query", self.query.len(), MAX_QUERY_BYTES)?;
+        at_most("snippet_chars", self.snippet_chars, MAX_SNIPPET_CHARS)
+    }
+}
+
+/// A hit together with what RAG needs beyond the wire form.
+#[derive(Debug, Clone)]
+pub struct Retrieved {
+    pub hit: SearchHit,
+    /// The chunk's full text.
+    pub text: String,
+    /// Share of the query's content words present in the chunk (0–1): a
+    /// bounded relevance signal for gating, unlike raw BM25.
+    pub coverage: f64,
+    /// Bounded relevance for gating answers: the larger of `coverage` and
+    /// the cosine similarity (when the vector channel found the chunk).
+    pub relevance: f64,
+}
+
+/// Both channels' candidates for one query, before fusion: what
+/// [`rank`] orders, possibly under several fusions (`kebab eval beir`).
+#[derive(Debug, Clone)]
+pub struct Candidates {
+    terms: Vec<String>,
+    rows: HashMap<String, HitRow>,
+    channels: HashMap<String, ChannelHits>,
+    model: Option<String>,
+}
+
+/// Retrieve the best `k` chunks for `request`; with a reranker, the best
+/// `max(k, top_n)` are ranked first and the reranker picks `k` of them.
+pub fn retrieve(
+    store: &Store,
+    vectors: Option<VectorChannel<'_>>,
+    request: &Request<'_>,
+) -> Result<Vec<Retrieved>, SearchError> {
+    let Some(reranker) = request.rerank else {
+        let candidates = candidates(store, vectors, request)?;
+        return Ok(rank(&candidates, request, request.fusion));
+    };
+    let wide = Request {
+        k: request.k.max(reranker.top_n()),
+        ..request.clone()
+    };
+    let ranked = rank(&candidates(store, vectors, &wide)?, &wide, wide.fusion);
+    Ok(rerank(reranker, request.query, ranked, request.k)?)
+}
+
+/// `retrieved` (best first) with its first `top_n` reordered by the
+/// cross-encoder's score (`reranker` only scores; the order, ranks and
+/// score fields of hits are search's), cut to `k`. A reordered hit's `score` is the
+/// logit (`score_kind` `rerank`), its fused score stays in `retrieval`
+/// beside `rerank_score`; ranks are renumbered. The gate's bounded
+/// `relevance` is left as it was, so refusals stay calibrated.
+pub fn rerank(
+    reranker: &Reranker,
+    query: &str,
+    mut retrieved: Vec<Retrieved>,
+    k: usize,
+) -> Result<Vec<Retrieved>, RerankError> {
+    let started = Instant::now();
+    let head = retrieved.len().min(reranker.top_n());
+    let texts: Vec<&str> = retrieved[..head].iter().map(|r| r.text.as_str()).collect();
+    let scores = reranker.scores(query, &texts)?;
+    let mut rescored: Vec<(f32, Retrieved)> =
+        scores.into_iter().zip(retrieved.drain(..head)).collect();
+    // Best first; equal logits keep the fused order (the sort is stable).
+    rescored.sort_by(|a, b| b.0.total_cmp(&a.0));
+    let mut out: Vec<Retrieved> = rescored
+        .into_iter()
+        .map(|(score, mut r)| {
+            r.hit.score = f64::from(score);
+            r.hit.score_kind = "rerank";
+            r.hit.retrieval.rerank_score = Some(f64::from(score));
+            r
+        })
+        .chain(retrieved)
+        .take(k)
+        .collect();
+    for (i, r) in out.iter_mut().enumerate() {
+        r.hit.rank = i as u32 + 1;
+    }
+    tracing::debug!(
+        pairs = head,
+        ms = started.elapsed().as_secs_f64() * 1000.0,
+        "rerank"
+    );
+    Ok(out)
+}
+
+/// The candidates of each channel `request.mode` uses.
+pub fn candidates(
+    store: &Store,
+    vectors: Option<VectorChannel<'_>>,
+    request: &Request<'_>,
+) -> Result<Candidates, SearchError> {
+    request.check()?;
+    let terms = query_terms(request.query);
+    let per_channel = match request.mode {
+        Mode::Hybrid => request.candidates.max(request.k),
+        _ => request.k,
+    };
+    let lexical_query = match request.mode {
+        Mode::Vector => None,
+        _ => fts_expression(&korean_query_terms(request.korean, &content_terms(&terms))),
+    };
+    let vector_channel = match request.mode {
+        Mode::Lexical => None,
+        _ => Some(vectors.ok_or_else(|| SearchError::NoVectors {
+            mode: request.mode.as_str(),
+            reason: "no vector index is open".into(),
+        })?),
+    };
+    let fetch = first_fetch(per_channel, request.filter);
+    let started = Instant::now();
+    let lexical = |expr: &String| {
+        let hits = store.lexical_search(expr, per_channel, request.filter);
+        (hits, started.elapsed())
+    };
+    // Both channels: the model and LanceDB answer on a second thread while
+    // SQLite (whose connection stays on this one) answers the lexical query.
+    let (lexical_hits, vector_hits) = match (&lexical_query, vector_channel) {
+        (Some(expr), Some(channel)) => std::thread::scope(|s| {
+            let vector = s.spawn(|| nearest(channel, request.query, fetch, request.k));
+            let lexical = lexical(expr);
+            let vector = vector
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+            (Some(lexical), Some(vector))
+        }),
+        (expr, channel) => (
+            expr.as_ref().map(lexical),
+            channel.map(|c| nearest(c, request.query, fetch, request.k)),
+        ),
+    };
+    let channels_done = started.elapsed();
+    let lexical_took = lexical_hits.as_ref().map(|(_, took)| *took);
+    let lexical_hits = lexical_hits.map(|(hits, _)| hits);
+    let mut rows: HashMap<String, HitRow> = HashMap::new();
+    let mut channels: HashMap<String, ChannelHits> = HashMap::new();
+    for (i, (row, bm25)) in lexical_hits.transpose()?.into_iter().flatten().enumerate() {
+        channels.entry(row.chunk_id.clone()).or_default().lexical = Some((i as u32 + 1, bm25));
+        rows.insert(row.chunk_id.clone(), row);
+    }
+    let mut model = None;
+    let mut vector_took = None;
+    if let (Some(channel), Some(nearest)) = (vector_channel, vector_hits.transpose()?) {
+        let Nearest {
+            query,
+            neighbours,
+            embed,
+            search,
+        } = nearest;
+        vector_took = Some((embed, search));
+        model = Some(channel.embedder.spec().id());
+        let found = vector_candidates(
+            store,
+            channel,
+            &query,
+            neighbours,
+            (fetch, request.k),
+            per_channel,
+            request.filter,
+        )?;
+        for (i, (row, cosine)) in found.into_iter().enumerate() {
+            channels.entry(row.chunk_id.clone()).or_default().vector =
+                Some((i as u32 + 1, cosine as f64));
+            rows.insert(row.chunk_id.clone(), row);
+        }
+    }
+    let ms = |d: Duration| d.as_secs_f64() * 1000.0;
+    tracing::debug!(
+        lexical_ms = lexical_took.map(ms),
+        embed_ms = vector_took.map(|(embed, _)| ms(embed)),
+        ann_ms = vector_took.map(|(_, search)| ms(search)),
+        channels_ms = ms(channels_done),
+        total_ms = ms(started.elapsed()),
+        "search candidates"
+    );
+    Ok(Candidates {
+        terms,
+        rows,
+        channels,
+        model,
+    })
+}
+
+/// The best `request.k` of `candidates`, scored by the mode's channel or,
+/// in hybrid mode, by `fusion`.
+pub fn rank(candidates: &Candidates, request: &Request<'_>, fusion: Fusion) -> Vec<Retrieved> {
+    let channels = &candidates.channels;
+    let fused = match request.mode {
+        Mode::Hybrid => crate::fusion::fuse(fusion, channels),
+        _ => HashMap::new(),
+    };
+    // A single-channel mode ranks only that channel's candidates (the
+    // candidates may have been gathered for a wider mode).
+    let mut scored: Vec<(f64, &String)> = channels
+        .iter()
+        .filter_map(|(id, c)| {
+            let score = match request.mode {
+                Mode::Lexical => c.lexical?.1,
+                Mode::Vector => c.vector?.1,
+                Mode::Hybrid => fused[id],
+            };
+            Some((score, id))
+        })
+        .collect();
+    // Best first; ties by the lexical rank, then the chunk id, so results
+    // are stable.
+    let lexical_rank = |id: &String| channels[id].lexical.map_or(u32::MAX, |l| l.0);
+    scored.sort_by(|a, b| {
+        b.0.total_cmp(&a.0)
+            .then_with(|| lexical_rank(a.1).cmp(&lexical_rank(b.1)))
+            .then_with(|| a.1.cmp(b.1))
+    });
+    scored.truncate(request.k);
+
+    let score_kind = match request.mode {
+        Mode::Lexical => "bm25",
+        Mode::Vector => "cosine",
+        Mode::Hybrid => fusion.score_kind(),
+    };
+    let mut out = Vec::new();
+    for (score, id) in scored {
+        let row = candidates.rows[id].clone();
+        let c = channels[id];
+        let retrieval = Retrieval {
+            method: request.mode.as_str(),
+            lexical_score: c.lexical.map(|l| l.1),
+            vector_score: c.vector.map(|v| v.1),
+            fusion_score: (request.mode == Mode::Hybrid).then_some(score),
+            fusion_kind: (request.mode == Mode::Hybrid).then(|| fusion.score_kind()),
+            lexical_rank: c.lexical.map(|l| l.0),
+            vector_rank: c.vector.map(|v| v.0),
+            rerank_score: None,
+        };
+        let coverage = coverage(&row.text, &candidates.terms);
+        let relevance = coverage.max(c.vector.map_or(0.0, |v| v.1));
+        let text = row.text.clone();
+        if let Some(hit) = hit(
+            out.len() as u32 + 1,
+            row,
+            (score, score_kind),
+            retrieval,
+            candidates.model.clone(),
+            &candidates.terms,
+            request.snippet_chars,
+        ) {
+            out.push(Retrieved {
+                hit,
+                text,
+                coverage,
+                relevance,
+            });
+        }
+    }
+    out
+}
+
+/// Query terms plus the morphemes of their Korean words, so 서울에서 in a
+/// query also looks for 서울 (the same analysis the chunks got).
+fn korean_query_terms(
+    korean: Option<&crate::korean::KoreanAnalyzer>,
+    terms: &[String],
+) -> Vec<String> {
+    let Some(analyzer) = korean else {
+        return terms.to_vec();
+    };
+    let mut out = terms.to_vec();
+    for t in terms {
+        if let Ok(Some(morphemes)) = analyzer.morphemes(t) {
+            for m in query_terms(&morphemes) {
+                if !out.contains(&m) {
+                    out.push(m);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Neighbours the vector channel asks for first: more when a filter will
+/// drop some of them.
+fn first_fetch(n: usize, filter: &ChunkFilter) -> usize {
+    if filter.is_empty() {
+        n
+    } else {
+        n.saturating_mul(4)
+    }
+}
+
+/// Chunk ids with their cosine similarity to the query, best first.
+type Neighbours = Vec<(String, f32)>;
+
+/// What the vector channel found before SQLite is asked for the rows.
+struct Nearest {
+    query: Vec<f32>,
+    neighbours: Neighbours,
+    /// Time spent embedding the query.
+    embed: Duration,
+    /// Time spent in the vector index.
+    search: Duration,
+}
+
+/// The query's vector and its `fetch` nearest rows, of which the best
+/// `shown` reach the user: the part of the vector channel that does not
+/// touch SQLite.
+fn nearest(
+    channel: VectorChannel<'_>,
+    text: &str,
+    fetch: usize,
+    shown: usize,
+) -> Result<Nearest, SearchError> {
+    let started = Instant::now();
+    let query = channel.embedder.embed_query(text)?;
+    let embed = started.elapsed();
+    let neighbours = channel.table.search_pool(&query, fetch, shown)?;
+    Ok(Nearest {
+        query,
+        neighbours,
+        embed,
+        search: started.elapsed() - embed,
+    })
+}
+
+/// Nearest chunks passing `filter`, best first, at most `n`, starting from
+/// the first `fetch` `neighbours` of `query` (`shown` of them reach the
+/// user): the table is asked for more until `n` pass the filter or it runs
+/// out.
+fn vector_candidates(
+    store: &Store,
+    channel: VectorChannel<'_>,
+    query: &[f32],
+    mut neighbours: Neighbours,
+    (mut fetch, shown): (usize, usize),
+    n: usize,
+    filter: &ChunkFilter,
+) -> Result<Vec<(HitRow, f32)>, SearchError> {
+    loop {
+        neighbours.retain(|(_, cosine)| *cosine >= channel.min_score);
+        let exhausted = neighbours.len() < fetch;
+        let ids: Vec<String> = neighbours.iter().map(|(id, _)| id.clone()).collect();
+        let mut rows: HashMap<String, HitRow> = store
+            .hit_rows(&ids, filter)?
+            .into_iter()
+            .map(|r| (r.chunk_id.clone(), r))
+            .collect();
+        let found: Vec<(HitRow, f32)> = neighbours
+            .iter()
+            .filter_map(|(id, cosine)| rows.remove(id).map(|r| (r, *cosine)))
+            .take(n)
+            .collect();
+        if found.len() >= n || exhausted {
+            return Ok(found);
+        }
+        fetch = fetch.saturating_mul(4);
+        neighbours = channel.table.search_pool(query, fetch, shown)?;
+    }
+}
+
+/// Run a search and wrap it as `search_response.v1`.
+pub fn search(
+    store: &Store,
+    vectors: Option<VectorChannel<'_>>,
+    request: &Request<'_>,
+) -> Result<SearchResponse, SearchError> {
+    Ok(SearchResponse {
+        schema_version: "search_response.v1",
+        query: request.query.to_string(),
+        mode: request.mode.as_str(),
+        hits: retrieve(store, vectors, request)?
+            .into_iter()
+            .map(|r| r.hit)
+            .collect(),
+        notes: Vec::new(),
+    })
+}
+
+fn hit(
+    rank: u32,
+    row: HitRow,
+    (score, score_kind): (f64, &'static str),
+    retrieval: Retrieval,
+    embedding_model: Option<String>,
+    terms: &[String],
+    snippet_chars: usize,
+) -> Option<SearchHit> {
+    let citation =
+        Citation::from_spans(&row.workspace_path, &row.spans, row.section_label.clone())?;
+    let snippet = snippet(&row.text, terms, snippet_chars);
+    Some(SearchHit {
+        schema_version: "search_hit.v1",
+        rank,
+        score,
+        score_kind,
+        chunk_id: row.chunk_id,
+        doc_id: row.doc_id,
+        doc_path: row.workspace_path,
+        heading_path: row.heading_path,
+        section_label: row.section_label,
+        snippet_full_text: snippet == row.text.trim(),
+        snippet,
+        citation,
+        retrieval,
+        index_version: INDEX_VERSION,
+        embedding_model,
+        chunker_version: row.chunker_version,
+        code_lang: row
+            .spans
+            .first()
+            .and_then(SourceSpan::lang)
+            .map(String::from),
+        repo: row.repo,
+    })
+}
+
+/// Words too common to say anything about relevance.
+const STOPWORDS: &[&str] = &[
+    "a", "an", "and", "are", "as", "at", "be", "by", "do", "does", "for", "from", "how", "i", "in",
+    "is", "it", "its", "me", "my", "of", "on", "or", "s", "so", "that", "the", "this", "to", "was",
+    "what", "when", "where", "which", "who", "why", "with", "you", "your",
+];
+
+/// The words of `terms` that say something about relevance: all but the
+/// stopwords, or every term when the query is nothing but stopwords. The
+/// lexical channel matches only these (a stopword matches most chunks, so
+/// ranking it costs time in proportion to the corpus and moves BM25 little,
+/// as in the BEIR BM25 baselines' analyzer), and [`coverage`] counts them.
+pub fn content_terms(terms: &[String]) -> Vec<String> {
+    let content: Vec<String> = terms
+        .iter()
+        .filter(|t| !STOPWORDS.contains(&t.as_str()))
+        .cloned()
+        .collect();
+    if content.is_empty() {
+        terms.to_vec()
+    } else {
+        content
+    }
+}
+
+/// Share of the content words of `terms` found (as words) in `text`.
+pub fn coverage(text: &str, terms: &[String]) -> f64 {
+    let considered = content_terms(terms);
+    if considered.is_empty() {
+        return 0.0;
+    }
+    let words: std::collections::HashSet<String> = query_terms(text).into_iter().collect();
+    considered
+        .iter()
+        .filter(|t| words.contains(t.as_str()))
+        .count() as f64
+        / considered.len() as f64
+}
+
+/// The part of `text` that best shows why it matched: starting at the line
+/// with the most query terms, continuing with the following lines, cut to
+/// `max_chars` characters (with `…`).
+pub fn snippet(text: &str, terms: &[String], max_chars: usize) -> String {
+    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    let score = |line: &str| {
+        let lower = line.to_lowercase();
+        terms.iter().filter(|t| lower.contains(t.as_str())).count()
+    };
+    let best = (0..lines.len())
+        .max_by_key(|&i| (score(lines[i]), std::cmp::Reverse(i)))
+        .unwrap_or(0);
+    let joined = lines[best.min(lines.len())..]
+        .iter()
+        .map(|l| l.trim())
+        .collect::<Vec<_>>()
+        .join(" ");
+    if joined.chars().count() <= max_chars {
+        return joined;
+    }
+    let cut: String = joined.chars().take(max_chars.saturating_sub(1)).collect();
+    format!("{}…", cut.trim_end())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn terms_are_words_lowercased_and_unique() {
+        assert_eq!(query_terms("Rust's WASM, rust!"), vec!["rust", "s", "wasm"]);
+        assert_eq!(query_terms("서울 개발"), vec!["서울", "개발"]);
+        assert!(query_terms("  ?? ").is_empty());
+    }
+
+    #[test]
+    fn expression_quotes_every_term() {
+        let e = fts_expression(&query_terms("NEAR(a b) OR c*")).unwrap();
+        assert_eq!(e, "text : (\"near\" OR \"a\" OR \"b\" OR \"or\" OR \"c\")");
+        assert_eq!(fts_expression(&[]), None);
+    }
+
+    #[test]
+    fn content_terms_drop_stopwords_unless_nothing_else_is_left() {
+        assert_eq!(
+            content_terms(&query_terms("What is the Raft leader election?")),
+            vec!["raft", "leader", "election"]
+        );
+        assert_eq!(content_terms(&query_terms("the who")), vec!["the", "who"]);
+        assert!(content_terms(&[]).is_empty());
+    }
+
+    #[test]
+    fn coverage_counts_content_words_only() {
+        let terms = query_terms("what is the raft leader election");
+        assert_eq!(coverage("Raft elects a leader by election.", &terms), 1.0);
+        assert_eq!(coverage("The leader is here.", &terms), 1.0 / 3.0);
+        assert_eq!(coverage("nothing", &terms), 0.0);
+        assert_eq!(coverage("the", &query_terms("the")), 1.0);
+    }
+
+    #[test]
+    fn snippet_starts_at_the_best_line_and_is_cut() {
+        let text = "# Title\n\nnothing here\nthe zebra line with stripes\nmore text";
+        let terms = query_terms("zebra stripes");
+        assert_eq!(
+            snippet(text, &terms, 220),
+            "the zebra line with stripes more text"
+        );
+        let s = snippet(text, &terms, 10);
+        assert_eq!(s, "the zebra…");
+        assert_eq!(s.chars().count(), 10);
+    }
+}

@@ -1,0 +1,178 @@
+//! The full-text index rebuilt from the chunks. `chunks_fts` and the
+//! triggers on `chunks` that keep it in step are derived data: when the
+//! table or a trigger is missing or differs from what the migrations
+//! create, or the table does not hold one row per chunk (or cannot be
+//! read), ingest drops them, creates them again exactly as the migrations
+//! define them (applied to an empty in-memory database, so their SQL is
+//! written once, in the migrations) and fills the table from the chunks.
+
+use std::collections::HashMap;
+
+use rusqlite::Connection;
+
+use crate::{MIGRATIONS, Store, StoreError};
+
+/// The FTS row of every chunk, as the `chunks_ai` trigger (V003) writes
+/// it: Korean morphemes, when the chunk has any, in front of its text. A
+/// test checks a rebuilt table against the rows the triggers wrote.
+const FTS_ROWS: &str = "INSERT INTO chunks_fts(rowid, chunk_id, doc_id, heading_path, text)
+     SELECT rowid, chunk_id, doc_id, heading_path_json,
+            CASE WHEN tokenized_korean_text IS NOT NULL AND tokenized_korean_text != ''
+                 THEN tokenized_korean_text || ' ' || text
+                 ELSE text END
+     FROM chunks";
+
+/// The objects the full-text index is made of, by name: `chunks_fts` and
+/// every trigger on `chunks`, with the SQL the migrations create them with.
+fn defined_objects() -> Result<Vec<(String, String, String)>, StoreError> {
+    let reference = Connection::open_in_memory()?;
+    for (_, _, sql) in MIGRATIONS {
+        reference.execute_batch(sql)?;
+    }
+    objects(&reference)
+}
+
+/// `(type, name, sql)` of `chunks_fts` and the triggers on `chunks` in `conn`.
+fn objects(conn: &Connection) -> Result<Vec<(String, String, String)>, StoreError> {
+    let mut stmt = conn.prepare(
+        "SELECT type, name, sql FROM sqlite_master
+         WHERE name = 'chunks_fts' OR (type = 'trigger' AND tbl_name = 'chunks')
+         ORDER BY type = 'trigger', name",
+    )?;
+    let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
+impl Store {
+    /// Rebuild the full-text index when it is not what the migrations make
+    /// of the chunks (see the module doc). Meant for a writer holding the
+    /// writer lock; one transaction. What was wrong, when anything was.
+    pub fn heal_full_text(&mut self) -> Result<Option<String>, StoreError> {
+        let defined = defined_objects()?;
+        let tx = self.write_tx()?;
+        let present: HashMap<String, String> = objects(&tx)?
+            .into_iter()
+            .map(|(_, name, sql)| (name, sql))
+            .collect();
+        let mut wrong: Vec<String> = defined
+            .iter()
+            .filter(|(_, name, sql)| present.get(name) != Some(sql))
+            .map(|(kind, name, _)| match present.contains_key(name) {
+                true => format!("{kind} {name} altered"),
+                false => format!("{kind} {name} missing"),
+            })
+            .collect();
+        let chunks: i64 = tx.query_row("SELECT count(*) FROM chunks", [], |r| r.get(0))?;
+        if wrong.is_empty() {
+            match tx.query_row("SELECT count(*) FROM chunks_fts", [], |r| {
+                r.get::<_, i64>(0)
+            }) {
+                Ok(rows) if rows == chunks => return Ok(None),
+                Ok(rows) => wrong.push(format!("{rows} rows for {chunks} chunks")),
+                Err(e) => wrong.push(format!("unreadable ({e})")),
+            }
+        }
+        tracing::warn!(problems = ?wrong, "rebuilding the full-text index");
+        for (kind, name, _) in &defined {
+            if kind == "trigger" {
+                tx.execute_batch(&format!("DROP TRIGGER IF EXISTS \"{name}\""))?;
+            }
+        }
+        tx.execute_batch("DROP TABLE IF EXISTS chunks_fts")?;
+        for (kind, _, sql) in &defined {
+            if kind != "trigger" {
+                tx.execute_batch(sql)?;
+            }
+        }
+        tx.execute_batch(FTS_ROWS)?;
+        for (kind, _, sql) in &defined {
+            if kind == "trigger" {
+                tx.execute_batch(sql)?;
+            }
+        }
+        tx.commit()?;
+        Ok(Some(format!(
+            "the full-text index was damaged ({}): rebuilt it from {chunks} chunks",
+            wrong.join(", ")
+        )))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tests::doc;
+
+    /// Every FTS row, in rowid order.
+    fn fts_rows(store: &Store) -> Vec<(i64, String, String, String, String)> {
+        let mut stmt = store
+            .conn
+            .prepare(
+                "SELECT rowid, chunk_id, doc_id, heading_path, text FROM chunks_fts ORDER BY rowid",
+            )
+            .unwrap();
+        stmt.query_map([], |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
+        })
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap()
+    }
+
+    #[test]
+    fn a_rebuilt_full_text_index_holds_what_the_triggers_wrote() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = Store::open(&dir.path().join("k.sqlite")).unwrap();
+        for (i, text) in ["서울에서 만나요", "plain words", "more plain words"]
+            .iter()
+            .enumerate()
+        {
+            store
+                .replace_document(&doc(&format!("{i}.md"), text))
+                .unwrap();
+        }
+        let ids: Vec<(String, String)> = store.chunks_missing_korean(10).unwrap();
+        let tokens: Vec<(String, String)> = ids
+            .into_iter()
+            .map(|(id, text)| {
+                let t = if text.starts_with('서') {
+                    "서울 에서"
+                } else {
+                    ""
+                };
+                (id, t.to_string())
+            })
+            .collect();
+        store.set_korean_tokens(&tokens).unwrap();
+        let written = fts_rows(&store);
+        assert!(
+            written.iter().any(|r| r.4 == "서울 에서 서울에서 만나요"),
+            "{written:?}"
+        );
+        assert_eq!(
+            store.heal_full_text().unwrap(),
+            None,
+            "a sound index is left alone"
+        );
+
+        let breakages = [
+            "DROP TABLE chunks_fts",
+            "DROP TRIGGER chunks_ai",
+            "DELETE FROM chunks_fts WHERE rowid = (SELECT max(rowid) FROM chunks_fts)",
+            "DROP TRIGGER chunks_au; CREATE TRIGGER chunks_au AFTER UPDATE ON chunks BEGIN SELECT 1; END",
+        ];
+        for breakage in breakages {
+            store.conn.execute_batch(breakage).unwrap();
+            let healed = store.heal_full_text().unwrap();
+            assert!(healed.is_some(), "{breakage}: not noticed");
+            assert_eq!(fts_rows(&store), written, "{breakage}");
+            assert_eq!(store.heal_full_text().unwrap(), None, "{breakage}: healed");
+        }
+        // The triggers work again: a new document is searchable.
+        store.replace_document(&doc("new.md", "zebra")).unwrap();
+        let hits = store
+            .lexical_search("\"zebra\"", 5, &crate::ChunkFilter::default())
+            .unwrap();
+        assert_eq!(hits.len(), 1);
+    }
+}

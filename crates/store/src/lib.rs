@@ -1,0 +1,577 @@
+//! kebab-store: everything kebab keeps on disk — the SQLite index (schema
+//! migrations, one-transaction document writes, lexical (FTS5) lookups,
+//! answers and chat sessions), the LanceDB vector tables ([`vector`]) and
+//! the one-writer lock of an index ([`writer_lock`]).
+//!
+//! All SQL and all LanceDB calls live in this crate. It may import
+//! `kebab-core` only; it must never know plugins, embedding models, search
+//! ranking, config files or any front end.
+//!
+//! An index this process may not write (a read-only data directory) is
+//! opened read-only, so it can still be searched; a file that is not a
+//! database or whose pages are corrupt is [`StoreError::Damaged`], said
+//! plainly. The full-text table, derived from the chunks, is rebuilt by
+//! ingest when it was dropped or fell out of step (`heal.rs`).
+
+mod answers;
+mod documents;
+mod embeddings;
+mod evals;
+mod heal;
+mod lookup;
+mod retrieval;
+mod stats;
+pub mod vector;
+pub mod writer_lock;
+
+pub use answers::{AnswerRow, TurnRow};
+pub use documents::{DocRow, IndexedDoc, NewBlock, NewChunk, NewDocument, WriteOutcome};
+pub use embeddings::{CachedVector, MissingVector, ModelKey, text_hash};
+pub use lookup::{ChunkRow, DocRef};
+pub use retrieval::{ChunkFilter, HitRow};
+pub use stats::IndexStats;
+
+use std::path::Path;
+
+use kebab_core::clock::now_rfc3339;
+use rusqlite::{Connection, OptionalExtension, params};
+use serde_json::Value;
+
+/// Numbered migrations, applied in order at open. Files are never edited
+/// after landing; a change is a new file.
+const MIGRATIONS: &[(u32, &str, &str)] = &[
+    (
+        1,
+        "V001__init.sql",
+        include_str!("../../../migrations/V001__init.sql"),
+    ),
+    (
+        2,
+        "V002__answers_and_chat.sql",
+        include_str!("../../../migrations/V002__answers_and_chat.sql"),
+    ),
+    (
+        3,
+        "V003__vectors_korean_eval.sql",
+        include_str!("../../../migrations/V003__vectors_korean_eval.sql"),
+    ),
+];
+
+/// Storage failures.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// SQLite reported an error.
+    #[error("sqlite: {0}")]
+    Sqlite(#[source] rusqlite::Error),
+    /// The index file is not a database, or its pages are corrupt: what
+    /// it held is lost (the indexed files are not).
+    #[error(
+        "the index file is damaged ({0}); move it aside and re-ingest — your files are untouched"
+    )]
+    Damaged(rusqlite::Error),
+    /// A migration could not be applied.
+    #[error("migration {name} failed: {source}")]
+    Migration {
+        name: &'static str,
+        source: rusqlite::Error,
+    },
+    /// The database was written by a newer kebab.
+    #[error("database schema v{found} is newer than this kebab (v{supported}); upgrade kebab")]
+    TooNew { found: u32, supported: u32 },
+    /// A read-only index written by an older kebab: it cannot be migrated.
+    #[error(
+        "the index (schema v{found}) needs migrating to v{supported}, and this process cannot \
+         write it"
+    )]
+    ReadOnlyOutdated { found: u32, supported: u32 },
+    /// Another document already owns this workspace path.
+    #[error(
+        "workspace path `{workspace_path}` is already indexed from {existing}; \
+         set [workspace] root in the config so both trees get distinct paths"
+    )]
+    PathConflict {
+        workspace_path: String,
+        existing: String,
+    },
+}
+
+impl From<rusqlite::Error> for StoreError {
+    fn from(e: rusqlite::Error) -> StoreError {
+        use rusqlite::ErrorCode::{DatabaseCorrupt, NotADatabase};
+        match e.sqlite_error_code() {
+            Some(DatabaseCorrupt | NotADatabase) => StoreError::Damaged(e),
+            _ => StoreError::Sqlite(e),
+        }
+    }
+}
+
+impl StoreError {
+    /// SQLite's code for the failure, if SQLite reported it.
+    pub fn sqlite_code(&self) -> Option<rusqlite::ErrorCode> {
+        match self {
+            StoreError::Sqlite(e)
+            | StoreError::Damaged(e)
+            | StoreError::Migration { source: e, .. } => e.sqlite_error_code(),
+            _ => None,
+        }
+    }
+
+    /// Whether the failure is that this process may not write the index
+    /// (a read-only file or directory).
+    pub fn is_unwritable(&self) -> bool {
+        use rusqlite::ErrorCode::{CannotOpen, PermissionDenied, ReadOnly};
+        matches!(self, StoreError::ReadOnlyOutdated { .. })
+            || matches!(
+                self.sqlite_code(),
+                Some(ReadOnly | CannotOpen | PermissionDenied)
+            )
+    }
+
+    /// Whether the failure concerns only the rows being written (a
+    /// constraint, a value too big for SQLite): that document's error, not
+    /// a reason to stop the run. Anything else — disk full, I/O, a corrupt
+    /// or read-only database — stops it.
+    pub fn is_per_document(&self) -> bool {
+        use rusqlite::ErrorCode::{ConstraintViolation, TooBig, TypeMismatch};
+        match self {
+            StoreError::PathConflict { .. } => true,
+            StoreError::Sqlite(rusqlite::Error::SqliteFailure(e, _)) => {
+                matches!(e.code, ConstraintViolation | TooBig | TypeMismatch)
+            }
+            StoreError::Sqlite(rusqlite::Error::ToSqlConversionFailure(_)) => true,
+            _ => false,
+        }
+    }
+}
+
+/// An open index.
+pub struct Store {
+    conn: Connection,
+}
+
+fn json_text(v: &impl serde::Serialize) -> String {
+    serde_json::to_string(v).expect("plain data serialises")
+}
+
+fn parse_json<T: serde::de::DeserializeOwned + Default>(text: &str) -> T {
+    serde_json::from_str(text).unwrap_or_default()
+}
+
+/// A file shorter than its header says (cut short by a crash of the disk
+/// or a copy, say) is [`StoreError::Damaged`]: SQLite would only notice
+/// when a query reaches a missing page, and might first answer from the
+/// pages left. Skipped while a write-ahead log is in use: the header is
+/// then written back before the pages after it.
+fn check_length(path: &Path) -> Result<(), StoreError> {
+    use std::io::Read;
+    let wal = path.with_file_name(format!(
+        "{}-wal",
+        path.file_name().unwrap_or_default().to_string_lossy()
+    ));
+    if std::fs::metadata(&wal).is_ok_and(|m| m.len() > 0) {
+        return Ok(());
+    }
+    let mut header = [0u8; 100];
+    let Ok(len) = std::fs::File::open(path)
+        .and_then(|mut f| f.read_exact(&mut header).and_then(|_| f.metadata()))
+        .map(|m| m.len())
+    else {
+        // Missing (created by the open) or too short for a header: SQLite
+        // itself says what is wrong.
+        return Ok(());
+    };
+    let be32 = |at: usize| {
+        u32::from_be_bytes([header[at], header[at + 1], header[at + 2], header[at + 3]])
+    };
+    let page_size = match u16::from_be_bytes([header[16], header[17]]) {
+        1 => 65_536,
+        n => u64::from(n),
+    };
+    // The page count is valid when the change counter matches the
+    // "version valid for" field (SQLite 3.7.0 and later write both).
+    let pages = u64::from(be32(28));
+    let counted = be32(24) == be32(92) && pages > 0;
+    if header.starts_with(b"SQLite format 3\0") && counted && len < pages * page_size {
+        return Err(StoreError::Damaged(rusqlite::Error::SqliteFailure(
+            rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_CORRUPT),
+            Some(format!(
+                "{len} bytes where its header counts {pages} pages of {page_size}: cut short"
+            )),
+        )));
+    }
+    Ok(())
+}
+
+/// The schema version recorded in `conn` (0 for a new database).
+fn schema_version_of(conn: &Connection) -> Result<u32, StoreError> {
+    let has_meta: bool = conn.query_row(
+        "SELECT count(*) > 0 FROM sqlite_master WHERE type = 'table' AND name = 'schema_meta'",
+        [],
+        |r| r.get(0),
+    )?;
+    if !has_meta {
+        return Ok(0);
+    }
+    let v: Option<String> = conn
+        .query_row(
+            "SELECT value FROM schema_meta WHERE key = 'schema_version'",
+            [],
+            |r| r.get(0),
+        )
+        .optional()?;
+    Ok(v.and_then(|s| s.parse().ok()).unwrap_or(0))
+}
+
+impl Store {
+    /// Open (creating if needed) the database at `path` and migrate it; an
+    /// existing index this process may not write is opened read-only
+    /// ([`Store::open_read_only`]) instead.
+    pub fn open(path: &Path) -> Result<Store, StoreError> {
+        check_length(path)?;
+        match Store::open_writable(path) {
+            Err(e) if e.is_unwritable() && path.is_file() => {
+                Store::open_read_only(path).map_err(|_| e)
+            }
+            opened => opened,
+        }
+    }
+
+    /// Open an index to read only, for a data directory this process may
+    /// not write: shared with its writers (`mode=ro`) while one has it
+    /// open, else as an unchanging file (`immutable=1`: SQLite cannot
+    /// create the WAL's shared-memory file in a read-only directory). The
+    /// schema must be current, as nothing can be migrated.
+    pub fn open_read_only(path: &Path) -> Result<Store, StoreError> {
+        use rusqlite::OpenFlags;
+        let escaped: String = path
+            .to_string_lossy()
+            .chars()
+            .map(|c| match c {
+                '%' => "%25".to_string(),
+                '?' => "%3f".to_string(),
+                '#' => "%23".to_string(),
+                c => c.to_string(),
+            })
+            .collect();
+        let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
+            | OpenFlags::SQLITE_OPEN_URI
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let supported = MIGRATIONS.last().map(|m| m.0).unwrap_or(0);
+        let open = |mode: &str| -> Result<Store, StoreError> {
+            let conn = Connection::open_with_flags(format!("file:{escaped}?{mode}"), flags)?;
+            let store = Store { conn };
+            let found = store.schema_version()?;
+            if found < supported {
+                return Err(StoreError::ReadOnlyOutdated { found, supported });
+            }
+            store.check_not_newer(supported)?;
+            Ok(store)
+        };
+        open("mode=ro").or_else(|_| open("immutable=1"))
+    }
+
+    /// Whether this index was opened read-only.
+    pub fn is_read_only(&self) -> bool {
+        self.conn.is_readonly(rusqlite::MAIN_DB).unwrap_or(false)
+    }
+
+    fn open_writable(path: &Path) -> Result<Store, StoreError> {
+        let conn = Connection::open(path)?;
+        conn.busy_timeout(std::time::Duration::from_secs(10))?;
+        conn.execute_batch(
+            "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;",
+        )?;
+        let mut store = Store { conn };
+        store.migrate()?;
+        Ok(store)
+    }
+
+    /// The schema version in force.
+    pub fn schema_version(&self) -> Result<u32, StoreError> {
+        schema_version_of(&self.conn)
+    }
+
+    /// A write transaction holding SQLite's write lock from its first
+    /// statement (`BEGIN IMMEDIATE`), so waiting for another process's
+    /// write goes through the busy timeout. A deferred transaction that
+    /// reads and then writes fails at once with "database is locked" when
+    /// another writer got in between: SQLite bypasses the busy handler there
+    /// because waiting could deadlock.
+    pub(crate) fn write_tx(&mut self) -> Result<rusqlite::Transaction<'_>, StoreError> {
+        Ok(self
+            .conn
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?)
+    }
+
+    fn migrate(&mut self) -> Result<(), StoreError> {
+        let supported = MIGRATIONS.last().map(|m| m.0).unwrap_or(0);
+        if self.schema_version()? >= supported {
+            return self.check_not_newer(supported);
+        }
+        // Re-read the version under the write lock: two processes opening a
+        // new index at once must not both apply the same migration.
+        let tx = self.write_tx()?;
+        let current = schema_version_of(&tx)?;
+        for &(id, name, sql) in MIGRATIONS.iter().filter(|m| m.0 > current) {
+            let wrap = |source| StoreError::Migration { name, source };
+            tx.execute_batch(sql).map_err(wrap)?;
+            tx.execute(
+                "INSERT INTO migrations (id, applied_at, description) VALUES (?1, ?2, ?3)",
+                params![id, now_rfc3339(), name],
+            )
+            .map_err(wrap)?;
+            tx.execute(
+                "INSERT INTO schema_meta (key, value) VALUES ('schema_version', ?1)
+                 ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                params![id.to_string()],
+            )
+            .map_err(wrap)?;
+        }
+        tx.commit()?;
+        Ok(())
+    }
+
+    fn check_not_newer(&self, supported: u32) -> Result<(), StoreError> {
+        let found = self.schema_version()?;
+        if found > supported {
+            return Err(StoreError::TooNew { found, supported });
+        }
+        Ok(())
+    }
+
+    /// Whether the index holds any chunk. Constant time, unlike
+    /// [`Store::counts`], whose counts read every page of the chunk and FTS
+    /// tables (~55 MB at 100k chunks): search calls this on every query.
+    pub fn has_chunks(&self) -> Result<bool, StoreError> {
+        Ok(self
+            .conn
+            .query_row("SELECT EXISTS (SELECT 1 FROM chunks)", [], |r| r.get(0))?)
+    }
+
+    /// Row counts of the main tables (documents, chunks, FTS rows).
+    pub fn counts(&self) -> Result<(u64, u64, u64), StoreError> {
+        let count = |sql: &str| -> Result<u64, StoreError> {
+            Ok(self.conn.query_row(sql, [], |r| r.get::<_, i64>(0))? as u64)
+        };
+        Ok((
+            count("SELECT count(*) FROM documents")?,
+            count("SELECT count(*) FROM chunks")?,
+            count("SELECT count(*) FROM chunks_fts")?,
+        ))
+    }
+
+    /// Record a finished ingest run.
+    pub fn record_ingest_run(
+        &self,
+        run_id: &str,
+        report: &Value,
+        started_at: &str,
+    ) -> Result<(), StoreError> {
+        let n = |k: &str| report.get(k).and_then(Value::as_i64).unwrap_or(0);
+        self.conn.execute(
+            "INSERT INTO ingest_runs (run_id, scope_json, scanned, new_count, updated_count, skipped_count,
+                                      error_count, duration_ms, started_at, finished_at, items_json)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+            params![
+                run_id,
+                report.get("scope").cloned().unwrap_or(Value::Null).to_string(),
+                n("scanned"),
+                n("new"),
+                n("updated"),
+                n("skipped"),
+                n("errors"),
+                n("duration_ms"),
+                started_at,
+                now_rfc3339(),
+                report.get("items").cloned().unwrap_or(Value::Null).to_string()
+            ],
+        )?;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    pub(super) fn doc(path: &str, text: &str) -> NewDocument {
+        let checksum = kebab_core::ids::checksum(text.as_bytes());
+        let asset_id = kebab_core::ids::asset_id(&checksum);
+        let doc_id = kebab_core::ids::doc_id(path, &asset_id, "p1");
+        NewDocument {
+            asset_id,
+            checksum,
+            byte_len: text.len() as u64,
+            media_type: "markdown".into(),
+            doc_id: doc_id.clone(),
+            workspace_path: path.into(),
+            source_uri: format!("/abs/{path}"),
+            title: Some("T".into()),
+            lang: Some("en".into()),
+            source_type: "markdown".into(),
+            parser_version: "p1".into(),
+            chunker_version: "c1".into(),
+            plugin_name: "markdown".into(),
+            plugin_version: "1.0.0".into(),
+            policy_hash: "ph".into(),
+            fallback_reason: None,
+            metadata: json!({}),
+            provenance: json!([]),
+            tags: vec!["t".into()],
+            blocks: vec![NewBlock {
+                block_id: format!("b-{doc_id}"),
+                kind: "paragraph".into(),
+                heading_path: vec![],
+                span: kebab_core::spans::SourceSpan::Line { start: 1, end: 1 },
+                payload: json!({}),
+            }],
+            chunks: vec![NewChunk {
+                chunk_id: format!("c-{doc_id}"),
+                text: text.into(),
+                heading_path: vec!["H".into()],
+                section_label: Some("H".into()),
+                spans: vec![kebab_core::spans::SourceSpan::Line { start: 1, end: 1 }],
+                token_estimate: 3,
+                block_ids: vec![format!("b-{doc_id}")],
+            }],
+        }
+    }
+
+    #[test]
+    fn migrations_cover_every_file_in_order() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../migrations");
+        let mut files: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.ends_with(".sql"))
+            .collect();
+        files.sort();
+        let listed: Vec<String> = MIGRATIONS.iter().map(|m| m.1.to_string()).collect();
+        assert_eq!(files, listed);
+        for (i, m) in MIGRATIONS.iter().enumerate() {
+            assert_eq!(m.0 as usize, i + 1);
+            assert!(m.1.starts_with(&format!("V{:03}__", m.0)));
+        }
+    }
+
+    #[test]
+    fn replace_search_and_remove_keep_fts_in_step() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = Store::open(&dir.path().join("k.sqlite")).unwrap();
+        assert_eq!(store.schema_version().unwrap() as usize, MIGRATIONS.len());
+        assert!(!store.has_chunks().unwrap());
+        assert_eq!(
+            store
+                .replace_document(&doc("a.md", "zebra stripes"))
+                .unwrap(),
+            WriteOutcome::New
+        );
+        assert_eq!(
+            store
+                .replace_document(&doc("b.md", "zebra stripes"))
+                .unwrap(),
+            WriteOutcome::New
+        );
+        assert_eq!(store.counts().unwrap(), (2, 2, 2));
+        assert_eq!(
+            store.replace_document(&doc("a.md", "lion mane")).unwrap(),
+            WriteOutcome::Updated
+        );
+        assert_eq!(store.counts().unwrap(), (2, 2, 2));
+        let hits = store
+            .lexical_search("\"zebra\"", 10, &ChunkFilter::default())
+            .unwrap();
+        assert_eq!(hits.len(), 1);
+        assert_eq!(hits[0].0.workspace_path, "b.md");
+        assert!(hits[0].1 > 0.0);
+        assert_eq!(store.remove_documents(&["b.md".into()]).unwrap(), 1);
+        assert_eq!(store.counts().unwrap(), (1, 1, 1));
+        assert!(store.has_chunks().unwrap());
+        assert!(
+            store
+                .lexical_search("\"zebra\"", 10, &ChunkFilter::default())
+                .unwrap()
+                .is_empty()
+        );
+        let assets: i64 = store
+            .conn
+            .query_row("SELECT count(*) FROM assets", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(assets, 1, "orphaned assets are removed");
+        let listed = store.list_docs().unwrap();
+        assert_eq!(listed[0].tags, vec!["t"]);
+    }
+
+    #[test]
+    fn same_path_from_another_root_is_a_conflict() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = Store::open(&dir.path().join("k.sqlite")).unwrap();
+        store.replace_document(&doc("a.md", "x")).unwrap();
+        let mut other = doc("a.md", "y");
+        other.source_uri = "/elsewhere/a.md".into();
+        assert!(matches!(
+            store.replace_document(&other),
+            Err(StoreError::PathConflict { .. })
+        ));
+        assert_eq!(
+            store
+                .lexical_search("\"x\"", 5, &ChunkFilter::default())
+                .unwrap()
+                .len(),
+            1,
+            "original kept"
+        );
+    }
+
+    #[test]
+    fn the_unfiltered_and_filtered_lexical_paths_rank_alike() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = Store::open(&dir.path().join("k.sqlite")).unwrap();
+        let texts = [
+            "otter otter otter river",
+            "otter river stones",
+            "river stones moss",
+            "otter",
+            "moss moss otter stones river",
+            "unrelated words only",
+        ];
+        for (i, text) in texts.iter().enumerate() {
+            store
+                .replace_document(&doc(&format!("n/{i}.md"), text))
+                .unwrap();
+        }
+        let query = "text : (\"otter\" OR \"river\" OR \"moss\")";
+        let everything = ChunkFilter {
+            path_glob: Some("n/*".into()),
+            ..Default::default()
+        };
+        for k in [1, 3, 10] {
+            let ranked = |filter: &ChunkFilter| -> Vec<(String, f64)> {
+                store
+                    .lexical_search(query, k, filter)
+                    .unwrap()
+                    .into_iter()
+                    .map(|(row, score)| (row.workspace_path, score))
+                    .collect()
+            };
+            let fast = ranked(&ChunkFilter::default());
+            assert_eq!(fast, ranked(&everything), "k = {k}");
+            assert_eq!(fast.len(), k.min(5));
+            assert!(fast.windows(2).all(|w| w[0].1 >= w[1].1), "{fast:?}");
+        }
+    }
+
+    #[test]
+    fn reopening_does_not_reapply_migrations() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("k.sqlite");
+        drop(Store::open(&path).unwrap());
+        let store = Store::open(&path).unwrap();
+        let n: i64 = store
+            .conn
+            .query_row("SELECT count(*) FROM migrations", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(n as usize, MIGRATIONS.len());
+    }
+}
