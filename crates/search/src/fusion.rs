@@ -10,11 +10,33 @@
 //!   channel whose scores do not spread (a single hit: a term only one
 //!   chunk holds) borrows the other channel's best-to-floor span, so a lone
 //!   exact match is not normalised to nothing.
+//! - **Small pools.** Below [`SMALL_POOL`] candidates a channel's mean and
+//!   spread say nothing (two scores always z-normalise to exactly ±1 and
+//!   min–max to 1 and 0, so two channels that disagree fuse every
+//!   candidate to the same value): such a channel is normalised against
+//!   its own scale instead: each score as a share of its best (BM25 and
+//!   cosine both have their natural zero) placed on the other channel's
+//!   best-to-floor span (as a channel that does not spread is), a
+//!   candidate it did not return at the floor. Fused scores in one cell
+//!   of the [`SCORE_EPSILON`] grid are equal, and equal scores are ordered by the better single-channel rank,
+//!   then the chunk id ([`crate::search::rank`]), never by chance.
 //!
 //! Which one is the default, and with what weight, is decided by
 //! measurement on a held-out split (BENCHMARKS.md, "Fusion").
 
 use std::collections::HashMap;
+
+/// Fewest candidates a channel needs for its scores to be normalised over
+/// the pool (z-scores, min–max); below it they are a share of the
+/// channel's best score. With two, z-scores and min–max carry no
+/// magnitude at all; with three, one outlier still decides the spread.
+pub const SMALL_POOL: usize = 4;
+
+/// The grid hits' scores are compared on: scores in one cell are a tie,
+/// since what floating-point rounding leaves (a z-score of ±1 computed
+/// from floats, a cosine whose last bits vary between runs) must not order
+/// results.
+pub const SCORE_EPSILON: f64 = 1e-9;
 
 /// A fusion method and its parameters.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -169,6 +191,8 @@ pub fn rrf_score(ranks: &[Option<u32>], k: u32) -> f64 {
 /// One channel's normalisation for one query.
 struct Normaliser {
     norm: Norm,
+    /// Fewer than [`SMALL_POOL`] scores: each is a share of `high`.
+    small: bool,
     low: f64,
     high: f64,
     /// max − min for min–max, the standard deviation for z.
@@ -191,6 +215,7 @@ impl Normaliser {
         let var = scores.iter().map(|s| (s - mean).powi(2)).sum::<f64>() / n;
         Normaliser {
             norm,
+            small: scores.len() < SMALL_POOL,
             low,
             high,
             spread: match norm {
@@ -205,6 +230,9 @@ impl Normaliser {
     /// the one a candidate the channel did not return gets; `None` when the
     /// scores do not spread.
     fn span(&self) -> Option<(f64, f64)> {
+        if self.small {
+            return None;
+        }
         (self.spread > 0.0).then(|| match self.norm {
             Norm::MinMax => (1.0, 0.0),
             Norm::ZScore => (
@@ -215,8 +243,19 @@ impl Normaliser {
     }
 
     /// The normalised score; a missing score gets the channel's floor. When
-    /// the scores do not spread, `(hit, miss)` gives the two values.
+    /// the scores do not spread, `(hit, miss)` gives the two values; in a
+    /// small pool a score's share of the best places it between them.
     fn apply(&self, score: Option<f64>, (hit, miss): (f64, f64)) -> f64 {
+        if self.small {
+            return score.map_or(miss, |s| {
+                let share = if self.high > 0.0 {
+                    (s / self.high).clamp(0.0, 1.0)
+                } else {
+                    1.0
+                };
+                miss + share * (hit - miss)
+            });
+        }
         if self.spread <= 0.0 {
             return if score.is_some() { hit } else { miss };
         }
@@ -248,6 +287,95 @@ mod tests {
                 )
             })
             .collect()
+    }
+
+    #[test]
+    fn two_candidates_that_the_channels_rank_apart_keep_their_magnitudes() {
+        // Lexical prefers a (10 vs 6), vector prefers b (0.8 vs 0.5): over
+        // the pool, z-scores would be exactly ±1 and min–max 1/0, fusing
+        // both to one value; as shares of each channel's best, a leads.
+        let two = hits(&[
+            ("a", Some((1, 10.0)), Some((2, 0.5))),
+            ("b", Some((2, 6.0)), Some((1, 0.8))),
+        ]);
+        for norm in [Norm::ZScore, Norm::MinMax] {
+            let fused = fuse(Fusion::Blend { weight: 0.5, norm }, &two);
+            assert!((fused["a"] - 0.8125).abs() < 1e-12, "{norm:?} {fused:?}");
+            assert!((fused["b"] - 0.8).abs() < 1e-12, "{norm:?} {fused:?}");
+        }
+        // Mirror images tie exactly (search orders ties by rank, then id).
+        let mirrored = hits(&[
+            ("a", Some((1, 10.0)), Some((2, 0.4))),
+            ("b", Some((2, 4.0)), Some((1, 1.0))),
+        ]);
+        let fused = fuse(
+            Fusion::Blend {
+                weight: 0.5,
+                norm: Norm::ZScore,
+            },
+            &mirrored,
+        );
+        assert_eq!(fused["a"], fused["b"]);
+        assert!(fused["a"] > 0.5);
+    }
+
+    #[test]
+    fn three_candidates_are_shares_of_the_best_and_a_miss_is_the_floor() {
+        let three = hits(&[
+            ("a", Some((1, 8.0)), None),
+            ("b", Some((2, 4.0)), Some((1, 0.9))),
+            ("c", Some((3, 2.0)), Some((2, 0.3))),
+        ]);
+        let fused = fuse(
+            Fusion::Blend {
+                weight: 0.5,
+                norm: Norm::ZScore,
+            },
+            &three,
+        );
+        // Lexical shares 1, 1/2, 1/4; vector: a miss (0), 1, 1/3.
+        assert!((fused["a"] - 0.5).abs() < 1e-12, "{fused:?}");
+        assert!((fused["b"] - 0.75).abs() < 1e-12, "{fused:?}");
+        assert!(
+            (fused["c"] - (0.125 + 1.0 / 6.0)).abs() < 1e-12,
+            "{fused:?}"
+        );
+    }
+
+    #[test]
+    fn a_small_pool_sits_on_the_other_channels_span() {
+        // Two lexical hits beside a vector pool that z-normalises: the
+        // lexical shares (1 and 0.5) are placed between the vector
+        // channel's best and floor z-scores, a lexical miss at the floor.
+        let mut rows: Vec<Row<'_>> = vec![
+            ("a", Some((1, 10.0)), Some((5, 0.2))),
+            ("b", Some((2, 5.0)), Some((4, 0.3))),
+        ];
+        let names = ["c", "d", "e"];
+        for (i, name) in names.iter().enumerate() {
+            rows.push((name, None, Some((3 - i as u32, 0.4 + 0.1 * i as f64))));
+        }
+        let fused = fuse(
+            Fusion::Blend {
+                weight: 0.5,
+                norm: Norm::ZScore,
+            },
+            &hits(&rows),
+        );
+        let vector: Vec<f64> = vec![0.2, 0.3, 0.4, 0.5, 0.6];
+        let mean = vector.iter().sum::<f64>() / 5.0;
+        let sd = (vector.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / 5.0).sqrt();
+        let z = |v: f64| (v - mean) / sd;
+        let (best, floor) = (z(0.6), z(0.2));
+        assert!(
+            (fused["a"] - 0.5 * (best + z(0.2))).abs() < 1e-9,
+            "{fused:?}"
+        );
+        assert!((fused["b"] - 0.5 * (floor + 0.5 * (best - floor) + z(0.3))).abs() < 1e-9);
+        assert!(
+            (fused["e"] - 0.5 * (floor + best)).abs() < 1e-9,
+            "{fused:?}"
+        );
     }
 
     #[test]
@@ -307,10 +435,13 @@ mod tests {
 
     #[test]
     fn min_max_blend_is_a_convex_combination_of_normalised_scores() {
+        // Four candidates a channel: pools large enough to normalise over.
         let c = hits(&[
             ("a", Some((1, 12.0)), Some((2, 0.5))),
-            ("b", Some((2, 4.0)), Some((1, 0.7))),
+            ("b", Some((4, 4.0)), Some((1, 0.7))),
             ("c", None, Some((3, 0.3))),
+            ("d", Some((2, 10.0)), Some((4, 0.3))),
+            ("e", Some((3, 8.0)), None),
         ]);
         let f = fuse(
             Fusion::Blend {
@@ -327,10 +458,13 @@ mod tests {
 
     #[test]
     fn z_blend_gives_missing_scores_the_channel_floor() {
+        // Four candidates a channel: pools large enough to normalise over.
         let c = hits(&[
             ("a", Some((1, 3.0)), Some((2, 0.2))),
-            ("b", Some((2, 1.0)), Some((1, 0.9))),
-            ("c", None, Some((3, 0.1))),
+            ("b", Some((3, 1.0)), Some((1, 0.9))),
+            ("c", None, Some((4, 0.1))),
+            ("d", Some((2, 3.0)), Some((3, 0.2))),
+            ("e", Some((4, 1.0)), None),
         ]);
         let f = fuse(
             Fusion::Blend {
@@ -340,9 +474,9 @@ mod tests {
             &c,
         );
         // lexical mean 2, std 1: a +1, b −1, c the floor −1.
-        let v = [0.2, 0.9, 0.1];
-        let mean = v.iter().sum::<f64>() / 3.0;
-        let sd = (v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / 3.0).sqrt();
+        let v = [0.2, 0.9, 0.1, 0.2];
+        let mean = v.iter().sum::<f64>() / 4.0;
+        let sd = (v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / 4.0).sqrt();
         let z = |x: f64| (x - mean) / sd;
         assert!((f["a"] - 0.5 * (1.0 + z(0.2))).abs() < 1e-12, "{f:?}");
         assert!((f["b"] - 0.5 * (-1.0 + z(0.9))).abs() < 1e-12, "{f:?}");

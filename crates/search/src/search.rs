@@ -347,12 +347,20 @@ pub fn rank(candidates: &Candidates, request: &Request<'_>, fusion: Fusion) -> V
             Some((score, id))
         })
         .collect();
-    // Best first; ties by the lexical rank, then the chunk id, so results
-    // are stable.
-    let lexical_rank = |id: &String| channels[id].lexical.map_or(u32::MAX, |l| l.0);
+    // Best first. Scores are compared on a grid of `SCORE_EPSILON`, so what
+    // floating-point rounding leaves is a tie rather than an order; ties go
+    // to the better single-channel rank, then the lexical rank, then the
+    // chunk id, so a query orders its hits the same way in every run.
+    let grid = |score: f64| (score / crate::fusion::SCORE_EPSILON).round();
+    let best_rank = |id: &String| {
+        let c = channels[id];
+        let rank = |h: Option<(u32, f64)>| h.map_or(u32::MAX, |h| h.0);
+        (rank(c.lexical).min(rank(c.vector)), rank(c.lexical))
+    };
     scored.sort_by(|a, b| {
-        b.0.total_cmp(&a.0)
-            .then_with(|| lexical_rank(a.1).cmp(&lexical_rank(b.1)))
+        grid(b.0)
+            .total_cmp(&grid(a.0))
+            .then_with(|| best_rank(a.1).cmp(&best_rank(b.1)))
             .then_with(|| a.1.cmp(b.1))
     });
     scored.truncate(request.k);
