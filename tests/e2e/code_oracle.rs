@@ -125,7 +125,7 @@ fn top_level_functions_agree_with_universal_ctags() {
     // kebab's top-level functions: `fn name` (Rust) and `module.name` (Python).
     let store = kebab::store::Store::open(&kb.data_dir().join("kebab.sqlite")).unwrap();
     let mut found = BTreeSet::new();
-    for doc in store.list_docs().unwrap() {
+    for doc in store.list_docs(None).unwrap() {
         for (span, _) in store.doc_blocks(&doc.doc_id).unwrap() {
             let Some(kebab::spans::SourceSpan::Code {
                 symbol: Some(symbol),
@@ -421,7 +421,7 @@ fn kebab_symbols(
     ];
     let store = kebab::store::Store::open(&kb.data_dir().join("kebab.sqlite")).unwrap();
     let mut found = BTreeSet::new();
-    for doc in store.list_docs().unwrap() {
+    for doc in store.list_docs(None).unwrap() {
         let path = doc.workspace_path.clone();
         let Some(oracle) = oracle_of(&path) else {
             continue;

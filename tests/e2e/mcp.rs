@@ -58,7 +58,7 @@ fn report(child: std::process::Child) -> Value {
 }
 
 /// Run `steps` against `kebab mcp` on `kb`'s index.
-fn mcp(kb: &Kb, steps: Value) -> Value {
+pub(crate) fn mcp(kb: &Kb, steps: Value) -> Value {
     report(client(kb, &steps))
 }
 

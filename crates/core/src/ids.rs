@@ -56,10 +56,20 @@ pub fn asset_id(checksum: &str) -> String {
     id_from(&json!({ "kind": "asset", "asset_blake3": checksum }))
 }
 
-/// `doc_id` from path, asset and parser version.
-pub fn doc_id(workspace_path: &str, asset_id: &str, parser_version: &str) -> String {
+/// `doc_id` from the root's ID key, the path in the root, the asset and the
+/// parser version. The root key (fixed when the root is created, kept
+/// through renames) is what lets two trees hold the same path with the same
+/// bytes; documents indexed before roots existed keep the IDs they were
+/// given without one, which this recipe can never produce again.
+pub fn doc_id(
+    root_key: &str,
+    workspace_path: &str,
+    asset_id: &str,
+    parser_version: &str,
+) -> String {
     id_from(&json!({
         "kind": "doc",
+        "root": root_key,
         "workspace_path": normalize_workspace_path(workspace_path),
         "asset_id": asset_id,
         "parser_version": parser_version,
@@ -138,12 +148,20 @@ mod tests {
 
     #[test]
     fn same_input_same_id_many_times() {
-        let first = doc_id("notes/a.md", "abc", "p1");
+        let first = doc_id("notes", "notes/a.md", "abc", "p1");
         for _ in 0..1000 {
-            assert_eq!(doc_id("notes/a.md", "abc", "p1"), first);
+            assert_eq!(doc_id("notes", "notes/a.md", "abc", "p1"), first);
         }
         assert_eq!(first.len(), 32);
         assert!(first.chars().all(|c| c.is_ascii_hexdigit()));
+    }
+
+    #[test]
+    fn the_same_path_and_bytes_in_two_roots_are_two_documents() {
+        assert_ne!(
+            doc_id("notes", "README.md", "x", "p"),
+            doc_id("app", "README.md", "x", "p")
+        );
     }
 
     #[test]
@@ -156,9 +174,18 @@ mod tests {
 
     #[test]
     fn posix_path_variants_agree() {
-        assert_eq!(doc_id("./a/b.md", "x", "p"), doc_id("a/b.md", "x", "p"));
-        assert_eq!(doc_id("a//b.md", "x", "p"), doc_id("a/b.md", "x", "p"));
-        assert_eq!(doc_id("a\\b.md", "x", "p"), doc_id("a/b.md", "x", "p"));
+        assert_eq!(
+            doc_id("notes", "./a/b.md", "x", "p"),
+            doc_id("notes", "a/b.md", "x", "p")
+        );
+        assert_eq!(
+            doc_id("notes", "a//b.md", "x", "p"),
+            doc_id("notes", "a/b.md", "x", "p")
+        );
+        assert_eq!(
+            doc_id("notes", "a\\b.md", "x", "p"),
+            doc_id("notes", "a/b.md", "x", "p")
+        );
     }
 
     #[test]
@@ -166,7 +193,10 @@ mod tests {
         let nfc = "노트/한국어.md";
         let nfd: String = nfc.nfd().collect();
         assert_ne!(nfc, nfd);
-        assert_eq!(doc_id(nfc, "x", "p"), doc_id(&nfd, "x", "p"));
+        assert_eq!(
+            doc_id("notes", nfc, "x", "p"),
+            doc_id("notes", &nfd, "x", "p")
+        );
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! The process-wide Ctrl-C flag.
 //!
-//! One SIGINT handler sets one flag; everything long-running polls it: the
+//! One handler of SIGINT, SIGTERM and SIGHUP sets one flag; everything long-running polls it: the
 //! ingest loop between files, plugin calls while the guest runs or sleeps
 //! (see [`crate::plugin::runtime`]), the ingest lock while it waits, and the
 //! answer stream. A command that stopped because of it exits with
@@ -15,8 +15,8 @@ pub const EXIT_INTERRUPTED: u8 = 130;
 static REQUESTED: AtomicBool = AtomicBool::new(false);
 static HANDLER: Once = Once::new();
 
-/// Install the SIGINT handler (idempotent). Until it is installed Ctrl-C
-/// kills the process as usual.
+/// Install the handler of SIGINT, SIGTERM and SIGHUP (idempotent). Until it
+/// is installed they end the process as usual.
 pub fn install_handler() {
     HANDLER.call_once(|| {
         // A second handler cannot be installed in this process: nothing to do.

@@ -12,6 +12,9 @@ use serde_json::Value;
 #[derive(Debug, Clone, Serialize, PartialEq, schemars::JsonSchema)]
 pub struct Citation {
     pub schema_version: &'static str,
+    /// The root (tree) the cited document belongs to.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub root: Option<String>,
     #[serde(flatten)]
     pub body: CitationBody,
 }
@@ -47,22 +50,31 @@ pub enum CitationBody {
 }
 
 impl Citation {
-    /// Build a citation for `path` from a chunk's spans; line spans
-    /// collapse into the range from the first start to the last end.
+    /// Build a citation for `path` of the root `root` from a chunk's spans;
+    /// line spans collapse into the range from the first start to the last
+    /// end. With `qualify` (an index of several roots) the URI names the
+    /// root: `notes:tech/raft.md#L3-L9`.
     pub fn from_spans(
+        root: &str,
         path: &str,
+        qualify: bool,
         spans: &[SourceSpan],
         section: Option<String>,
     ) -> Option<Citation> {
+        let place = if qualify {
+            format!("{root}:{path}")
+        } else {
+            path.to_string()
+        };
         let lines = || {
             let start = spans.iter().filter_map(|s| s.lines()).map(|l| l.0).min()?;
             let end = spans.iter().filter_map(|s| s.lines()).map(|l| l.1).max()?;
-            Some((start, end, line_uri(path, start, end)))
+            Some((start, end, line_uri(&place, start, end)))
         };
         let body = match spans.first()? {
             SourceSpan::Page { page } => CitationBody::Page {
                 path: path.into(),
-                uri: format!("{path}#page={page}"),
+                uri: format!("{place}#page={page}"),
                 page: *page,
                 section,
             },
@@ -90,11 +102,13 @@ impl Citation {
         };
         Some(Citation {
             schema_version: "citation.v1",
+            root: Some(root.to_string()),
             body,
         })
     }
 
-    /// The citation URI (`path#L3-L9`, `path#page=2`).
+    /// The citation URI (`path#L3-L9`, `path#page=2`; `root:path#L3-L9` in
+    /// an index of several roots).
     pub fn uri(&self) -> &str {
         match &self.body {
             CitationBody::Line { uri, .. }
@@ -152,6 +166,9 @@ pub struct SearchHit {
     pub score_kind: &'static str,
     pub chunk_id: String,
     pub doc_id: String,
+    /// The root (tree) of the document; `doc_path` is relative to it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub root: Option<String>,
     pub doc_path: String,
     pub heading_path: Vec<String>,
     pub section_label: Option<String>,
@@ -182,6 +199,28 @@ pub struct SearchResponse {
     /// dictionary), each with what fixes it; absent when nothing is amiss.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
+    /// How fresh each root searched is.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub roots: Vec<RootFreshness>,
+}
+
+/// How fresh a root's part of the index is: when a walk of the whole root
+/// last completed, and whether a watcher keeps it fresh now.
+#[derive(Debug, Clone, Serialize, PartialEq, schemars::JsonSchema)]
+pub struct RootFreshness {
+    /// The root's name.
+    pub name: String,
+    /// Its directory.
+    pub path: String,
+    /// When a walk of the whole root last completed (RFC 3339); null when
+    /// none has.
+    pub synced_at: Option<String>,
+    /// Whether a running `kebab watch` (or `kebab serve --watch`) keeps
+    /// the root fresh: its changes reach the index seconds after they
+    /// happen.
+    pub watched: bool,
+    /// Changes the watcher has seen and not yet applied.
+    pub queued: u64,
 }
 
 /// `doc_summary.v1`.
@@ -189,6 +228,9 @@ pub struct SearchResponse {
 pub struct DocSummary {
     pub schema_version: &'static str,
     pub doc_id: String,
+    /// The root (tree) of the document; `doc_path` is relative to it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub root: Option<String>,
     pub doc_path: String,
     pub title: Option<String>,
     pub lang: Option<String>,
@@ -304,6 +346,9 @@ pub struct Answer {
     /// it cites; absent for a refusal.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub claims: Vec<AnswerClaim>,
+    /// How fresh each root searched is, as in `search_response.v1`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub roots: Vec<RootFreshness>,
 }
 
 /// A sentence of a grounded answer and the evidence it cites.
@@ -337,13 +382,14 @@ mod tests {
         let spans = SourceSpan::parse_list(
             r#"[{"kind":"line","start":3,"end":4},{"kind":"line","start":7,"end":9}]"#,
         );
-        let c = Citation::from_spans("notes/a.md", &spans, Some("Intro".into())).unwrap();
+        let c = Citation::from_spans("notes", "notes/a.md", false, &spans, Some("Intro".into()))
+            .unwrap();
         assert_eq!(c.uri(), "notes/a.md#L3-L9");
         assert_eq!(c.lines(), Some((3, 9)));
         let wire = serde_json::to_value(&c).unwrap();
         assert_eq!(
             wire,
-            json!({"schema_version":"citation.v1","kind":"line","path":"notes/a.md",
+            json!({"schema_version":"citation.v1","root":"notes","kind":"line","path":"notes/a.md",
                    "uri":"notes/a.md#L3-L9","start":3,"end":9,"section":"Intro"})
         );
     }
@@ -353,15 +399,22 @@ mod tests {
         let code = SourceSpan::parse_list(
             r#"[{"kind":"code","start":10,"end":42,"symbol":"fn ingest","lang":"rust"}]"#,
         );
-        let c = Citation::from_spans("src/a.rs", &code, None).unwrap();
+        let c = Citation::from_spans("app", "src/a.rs", false, &code, None).unwrap();
         let wire = serde_json::to_value(&c).unwrap();
         assert_eq!(wire["kind"], "code");
         assert_eq!(wire["line_start"], 10);
         assert_eq!(wire["symbol"], "fn ingest");
         assert_eq!(c.uri(), "src/a.rs#L10-L42");
-        let page = Citation::from_spans("p.pdf", &[SourceSpan::Page { page: 3 }], None).unwrap();
+        let page =
+            Citation::from_spans("app", "p.pdf", false, &[SourceSpan::Page { page: 3 }], None)
+                .unwrap();
         assert_eq!(page.uri(), "p.pdf#page=3");
         assert_eq!(line_uri("a.md", 5, 5), "a.md#L5");
-        assert!(Citation::from_spans("x", &[], None).is_none());
+        assert!(Citation::from_spans("app", "x", false, &[], None).is_none());
+        let qualified = Citation::from_spans("app", "src/a.rs", true, &code, None).unwrap();
+        assert_eq!(qualified.uri(), "app:src/a.rs#L10-L42");
+        let page =
+            Citation::from_spans("app", "p.pdf", true, &[SourceSpan::Page { page: 3 }], None);
+        assert_eq!(page.unwrap().uri(), "app:p.pdf#page=3");
     }
 }

@@ -142,6 +142,7 @@ fn embedding_throughput(embedder: &Embedder, rng: &mut Rng) {
 /// SQLite + LanceDB with `n` synthetic chunks (100 per document).
 fn synthetic_index(dir: &Path, n: usize, dims: usize, rng: &mut Rng) -> (Store, VectorStore) {
     let mut store = Store::open(&dir.join("kebab.sqlite")).unwrap();
+    let root = store.add_root("bench", Path::new("/bench"), &[]).unwrap();
     let vectors = VectorStore::open(&dir.join("lancedb"), "bench@v1", dims).unwrap();
     for d in 0..n / 100 {
         let doc_id = format!("doc{d:06}");
@@ -174,6 +175,7 @@ fn synthetic_index(dir: &Path, n: usize, dims: usize, rng: &mut Rng) -> (Store, 
                 byte_len: 1000,
                 media_type: "markdown".into(),
                 doc_id: doc_id.clone(),
+                root_id: root.root_id,
                 workspace_path: format!("notes/{doc_id}.md"),
                 source_uri: format!("/bench/notes/{doc_id}.md"),
                 title: None,

@@ -5,14 +5,15 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::config::{self, Config, ConfigError};
+use crate::config::{self, Config, ConfigError, RootConfig};
+use crate::walk::WalkOptions;
 use kebab_plugin_host::registry::Registry;
 use kebab_plugin_host::runtime::{LoadError, Runtime};
 use kebab_search::embed::{self, EmbedError, Embedder, ModelSpec, Workload};
 use kebab_search::korean::{KoreanAnalyzer, KoreanError};
 use kebab_search::search::VectorChannel;
 use kebab_store::vector::{VectorError, VectorStore};
-use kebab_store::{Store, StoreError};
+use kebab_store::{Root, Store, StoreError, root_name_for};
 
 /// Where this invocation reads and writes.
 #[derive(Debug, Clone)]
@@ -235,25 +236,80 @@ impl App {
         }
     }
 
-    /// The workspace root for `path`: the configured root when it contains
-    /// `path`, else `path` itself (or its directory, for a file).
-    pub fn workspace_root(&self, path: &Path) -> PathBuf {
-        if let Some(root) = self
-            .config
-            .workspace
-            .root
-            .as_deref()
-            .map(config::expand_home)
-            && let Ok(root) = root.canonicalize()
-            && path.starts_with(&root)
-        {
-            return root;
+    /// The roots the config declares (`[[roots]]`, and `[workspace] root`
+    /// as one without a name), whose directories exist: `(directory, name,
+    /// excludes)`.
+    pub fn declared_roots(&self) -> Vec<(PathBuf, Option<String>, Vec<String>)> {
+        let legacy = self.config.workspace.root.iter().map(|p| RootConfig {
+            path: p.clone(),
+            ..Default::default()
+        });
+        self.config
+            .roots
+            .iter()
+            .cloned()
+            .chain(legacy)
+            .filter_map(|r| {
+                let dir = config::expand_home(&r.path).canonicalize().ok()?;
+                Some((dir, r.name, r.exclude))
+            })
+            .collect()
+    }
+
+    /// The root `start` (an absolute, canonical path) belongs to: the
+    /// index's root whose directory holds it; else a new root — the
+    /// declared root holding it (with its name and excludes), or the
+    /// directory itself (a file's directory), named after the directory.
+    /// For a writer holding the writer lock.
+    pub fn root_for(&mut self, start: &Path) -> Result<Root, StoreError> {
+        if let Some(root) = self.store.root_containing(start)? {
+            return Ok(root);
         }
-        if path.is_dir() {
-            path.to_path_buf()
-        } else {
-            path.parent().map(Path::to_path_buf).unwrap_or_default()
-        }
+        let declared = self
+            .declared_roots()
+            .into_iter()
+            .filter(|(dir, _, _)| start.starts_with(dir))
+            .max_by_key(|(dir, _, _)| dir.components().count());
+        let (dir, name, exclude) = declared.unwrap_or_else(|| {
+            let dir = if start.is_dir() {
+                start.to_path_buf()
+            } else {
+                start.parent().map(Path::to_path_buf).unwrap_or_default()
+            };
+            (dir, None, Vec::new())
+        });
+        let name = match name {
+            Some(name) => name,
+            None => self.store.free_root_name(&root_name_for(&dir))?,
+        };
+        let root = self.store.add_root(&name, &dir, &exclude)?;
+        tracing::info!(root = %root.name, path = %dir.display(), "root added");
+        Ok(root)
+    }
+
+    /// How a walk of `root` goes: the size cap, the excludes of every root
+    /// and of this one, and the other roots nested inside it (left to
+    /// them).
+    pub fn walk_options(&self, root: &Root) -> Result<WalkOptions, StoreError> {
+        let nested_roots = self
+            .store
+            .roots()?
+            .into_iter()
+            .filter(|r| r.root_id != root.root_id && r.path.starts_with(&root.path))
+            .map(|r| r.path)
+            .collect();
+        Ok(WalkOptions {
+            max_file_bytes: self.config.indexing.max_file_mb.saturating_mul(1_000_000),
+            exclude: self
+                .config
+                .workspace
+                .exclude
+                .iter()
+                .chain(&root.exclude)
+                .cloned()
+                .collect(),
+            nested_roots,
+        })
     }
 }
 

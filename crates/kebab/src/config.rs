@@ -15,6 +15,7 @@ use kebab_search::config::SearchConfig;
 use kebab_search::korean::KoreanConfig;
 
 use crate::rag::RagConfig;
+use crate::watch::WatchSettings;
 
 /// Problems reading or writing the configuration.
 #[derive(Debug, thiserror::Error)]
@@ -75,6 +76,9 @@ pub struct Config {
     /// Config schema version; always 1 for now.
     pub schema_version: u32,
     pub workspace: WorkspaceConfig,
+    /// `[[roots]]`: trees the index holds, declared ahead (`kebab ingest`
+    /// and `kebab watch` add them under these names and excludes).
+    pub roots: Vec<RootConfig>,
     pub storage: StorageConfig,
     pub indexing: IndexingConfig,
     pub chunking: ChunkingConfig,
@@ -82,6 +86,8 @@ pub struct Config {
     pub plugins: PluginsConfig,
     pub models: ModelsConfig,
     pub rag: RagConfig,
+    /// `[watch]`: how `kebab watch` batches changes and falls back.
+    pub watch: WatchSettings,
     /// What loading the file noticed: keys kebab ignores.
     #[serde(skip)]
     pub warnings: Vec<String>,
@@ -124,10 +130,22 @@ impl ModelsConfig {
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
 #[serde(default)]
 pub struct WorkspaceConfig {
-    /// Workspace root; stored paths are relative to it when an ingested path
-    /// lies inside it, else relative to the ingested directory.
+    /// A root declared the older way: an ingested path inside it belongs
+    /// to it (as a `[[roots]]` entry without a name would).
     pub root: Option<String>,
-    /// Extra gitignore-style patterns to leave out.
+    /// Extra gitignore-style patterns to leave out of every root.
+    pub exclude: Vec<String>,
+}
+
+/// `[[roots]]`: one tree of the index.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+#[serde(default)]
+pub struct RootConfig {
+    /// The directory (`~` and `${VAR}` expanded).
+    pub path: String,
+    /// Its name [default: the directory's name, made unique].
+    pub name: Option<String>,
+    /// Gitignore-style patterns left out of this root only.
     pub exclude: Vec<String>,
 }
 
@@ -188,6 +206,7 @@ impl Default for Config {
         Config {
             schema_version: 1,
             workspace: WorkspaceConfig::default(),
+            roots: Vec::new(),
             storage: StorageConfig::default(),
             indexing: IndexingConfig::default(),
             chunking: ChunkingConfig::default(),
@@ -195,6 +214,7 @@ impl Default for Config {
             plugins: PluginsConfig::default(),
             models: ModelsConfig::default(),
             rag: RagConfig::default(),
+            watch: WatchSettings::default(),
             warnings: Vec::new(),
         }
     }
@@ -237,7 +257,8 @@ impl Config {
         self.models.embedding.check()?;
         at_most("max_file_mb", self.indexing.max_file_mb, MAX_FILE_MB)
             .map_err(|e| format!("[indexing] {e}"))?;
-        self.plugins.check_bounds()
+        self.plugins.check_bounds()?;
+        self.watch.check()
     }
 
     /// Read `path`; a missing file yields the defaults.
@@ -291,15 +312,17 @@ impl Config {
     }
 
     /// The settings that hold a path.
-    fn path_fields(&mut self) -> [Option<&mut String>; 6] {
-        [
+    fn path_fields(&mut self) -> Vec<Option<&mut String>> {
+        let mut fields = vec![
             self.storage.data_dir.as_mut(),
             self.workspace.root.as_mut(),
             self.models.embedding.path.as_mut(),
             self.models.embedding.runtime.as_mut(),
             self.models.korean.dictionary.as_mut(),
             self.search.rerank.path.as_mut(),
-        ]
+        ];
+        fields.extend(self.roots.iter_mut().map(|r| Some(&mut r.path)));
+        fields
     }
 
     /// Write the defaults to `path` (creating its directory).

@@ -54,6 +54,8 @@ pub struct FetchResult {
     pub schema_version: &'static str,
     pub kind: &'static str,
     pub doc_id: String,
+    /// The root (tree) of the document; `doc_path` is relative to it.
+    pub root: String,
     pub doc_path: String,
     pub indexed_at: String,
     /// The file changed (or vanished) since it was indexed.
@@ -81,6 +83,7 @@ impl FetchResult {
             schema_version: "fetch_result.v1",
             kind,
             doc_id: doc.doc_id.clone(),
+            root: doc.root.clone(),
             doc_path: doc.workspace_path.clone(),
             indexed_at: doc.updated_at.clone(),
             stale: is_stale(doc),

@@ -1,7 +1,8 @@
 //! kebab: a local-first knowledge base whose parsers are sandboxed
 //! WebAssembly components. This crate is the app layer: config composition
 //! ([`config`], [`app`], [`indexes`]), the ingest pipeline ([`ingest`],
-//! [`walk`], [`git`]), the ask pipeline ([`rag`], [`llm`]), verbatim fetch,
+//! [`walk`], [`git`]) and the watcher that keeps roots fresh through it
+//! ([`watch`]), the ask pipeline ([`rag`], [`llm`]), verbatim fetch,
 //! evaluation, and the use cases every front end calls ([`api`]). The
 //! `kebab` binary (`src/main.rs`: the CLI and the MCP server) only parses,
 //! calls one use case and renders its typed result.
@@ -24,6 +25,7 @@ pub mod ingest;
 pub mod llm;
 pub mod rag;
 pub mod walk;
+pub mod watch;
 
 pub use kebab_core::{bounds, document, http, ids, interrupt, sanitize, spans, wire};
 pub use kebab_plugin_host as plugin;

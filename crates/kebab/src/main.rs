@@ -85,11 +85,19 @@ enum Command {
         /// Show each channel's rank and score under every hit.
         #[arg(long)]
         explain: bool,
+        /// Only this root (repeatable; `kebab roots` lists them) [default:
+        /// every root].
+        #[arg(long = "root", value_name = "NAME")]
+        roots: Vec<String>,
     },
     /// List indexed items.
     List {
         #[command(subcommand)]
         what: ListWhat,
+        /// Only this root (repeatable; `kebab roots` lists them) [default:
+        /// every root].
+        #[arg(long = "root", value_name = "NAME", global = true)]
+        roots: Vec<String>,
     },
     /// Ask a question; the answer cites the notes it comes from, or refuses.
     Ask {
@@ -108,6 +116,10 @@ enum Command {
         /// model is installed, else lexical].
         #[arg(long)]
         mode: Option<String>,
+        /// Only this root (repeatable; `kebab roots` lists them) [default:
+        /// every root].
+        #[arg(long = "root", value_name = "NAME")]
+        roots: Vec<String>,
     },
     /// Check the configuration, index, plugins and model server.
     Doctor,
@@ -120,6 +132,22 @@ enum Command {
     Fetch {
         #[command(subcommand)]
         what: FetchWhat,
+        /// Only this root (repeatable; `kebab roots` lists them) [default:
+        /// every root].
+        #[arg(long = "root", value_name = "NAME", global = true)]
+        roots: Vec<String>,
+    },
+    /// The trees the index holds: list them, rename or remove one.
+    Roots {
+        #[command(subcommand)]
+        what: Option<RootsCmd>,
+    },
+    /// Keep roots fresh: bring each up to date, then apply file-system
+    /// changes as they happen, until Ctrl-C or SIGTERM.
+    Watch {
+        /// Roots to watch, by name or directory (a new directory becomes a
+        /// root) [default: every root of the index].
+        roots: Vec<String>,
     },
     /// Manage parser plugins.
     Plugin {
@@ -291,6 +319,16 @@ enum FetchWhat {
 }
 
 #[derive(Subcommand)]
+pub(crate) enum RootsCmd {
+    /// Every root, with its size and freshness.
+    List,
+    /// Give a root another name (documents, IDs and vectors stay).
+    Rename { name: String, new_name: String },
+    /// Remove a root: its documents, chunks and vectors (not its files).
+    Remove { name: String },
+}
+
+#[derive(Subcommand)]
 enum ListWhat {
     /// Indexed documents.
     Docs,
@@ -406,6 +444,7 @@ fn dispatch(
             tag,
             mode,
             explain,
+            roots,
         } => {
             let session = Session::new(config, paths);
             if bulk {
@@ -421,12 +460,14 @@ fn dispatch(
                 kind,
                 code_lang,
                 repo,
+                roots,
             };
             search(&session, &input, explain, json)
         }
         Command::List {
             what: ListWhat::Docs,
-        } => list_docs(&Session::new(config, paths), json),
+            roots,
+        } => list_docs(&Session::new(config, paths), &roots, json),
         Command::Schema => schema(&Session::new(config, paths), json),
         Command::Mcp => mcp::serve(config, paths),
         Command::Ask {
@@ -435,12 +476,14 @@ fn dispatch(
             session,
             k,
             mode,
+            roots,
         } => {
             let input = kebab::api::ask::AskInput {
                 question,
                 session,
                 mode,
                 k,
+                roots,
                 explain,
             };
             ask(&Session::new(config, paths).for_one_query(), &input, json)
@@ -450,13 +493,15 @@ fn dispatch(
         Command::Models { what } => models_cmd(&Session::new(config, paths), what, json),
         Command::Eval { what } => eval_cmd(&Session::new(config, paths), what, json),
         Command::Reindex { plugin } => reindex(&Session::new(config, paths), &plugin, json),
-        Command::Fetch { what } => {
+        Command::Fetch { what, roots } => {
             let target = FetchTarget::from(what);
             render(
                 json,
-                &Session::new(config, paths).fetch(&target)?,
+                &Session::new(config, paths).fetch(&target, &roots)?,
                 print_fetch,
             )
         }
+        Command::Roots { what } => roots_cmd(&Session::new(config, paths), what, json),
+        Command::Watch { roots } => watch(&Session::new(config, paths), &roots, json),
     }
 }

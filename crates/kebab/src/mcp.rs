@@ -87,6 +87,15 @@ struct BulkSearchArgs {
     queries: Vec<Value>,
 }
 
+/// `list_docs`' arguments.
+#[derive(serde::Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct ListDocsArgs {
+    /// Only documents of these roots [default: every root].
+    #[serde(default)]
+    roots: Vec<String>,
+}
+
 /// The arguments of tools that take none (anything else is refused).
 #[derive(serde::Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -131,8 +140,8 @@ fn tools() -> Vec<Tool> {
         ask,
         tool(
             "list_docs",
-            "Every indexed document ({\"docs\": [doc_summary.v1, …]}).",
-            schema_for_type::<NoArgs>(),
+            "Every indexed document, or those of the roots given ({\"docs\": [doc_summary.v1, …]}).",
+            schema_for_type::<ListDocsArgs>(),
         ),
         tool(
             "schema",
@@ -287,7 +296,10 @@ fn dispatch(
                     .collect();
                 to_value(&session.bulk_search(inputs)?)
             }
-            "fetch" => to_value(&session.fetch(&parse::<FetchInput>(arguments)?.target()?)?),
+            "fetch" => {
+                let input = parse::<FetchInput>(arguments)?;
+                to_value(&session.fetch(&input.target()?, &input.roots)?)
+            }
             "ask" => {
                 let input = parse::<AskInput>(arguments)?;
                 let outcome = session.ask(&input, &mut |_| {}, cancel)?;
@@ -297,8 +309,8 @@ fn dispatch(
                 }
             }
             "list_docs" => {
-                parse::<NoArgs>(arguments)?;
-                json!({ "docs": session.list_docs()? })
+                let input = parse::<ListDocsArgs>(arguments)?;
+                json!({ "docs": session.list_docs(&input.roots)? })
             }
             "schema" => {
                 parse::<NoArgs>(arguments)?;

@@ -17,7 +17,7 @@ use kebab_core::wire::{
 use kebab_plugin_sdk::text::estimate_tokens;
 use kebab_search::config::SearchConfig;
 use kebab_search::search::{self, Retrieved};
-use kebab_store::{AnswerRow, Store, TurnRow};
+use kebab_store::{AnswerRow, ChunkFilter, Store, TurnRow};
 
 use crate::llm::{Completion, LlmClient, LlmError};
 pub use config::RagConfig;
@@ -55,6 +55,8 @@ pub struct AskOptions<'a> {
     pub korean: Option<&'a kebab_search::korean::KoreanAnalyzer>,
     /// Cross-encoder that reorders the evidence (`[search.rerank]`).
     pub rerank: Option<&'a kebab_search::rerank::Reranker>,
+    /// Only evidence from these roots (every root when empty).
+    pub roots: Vec<String>,
 }
 
 /// Everything `ask` produced, for printing.
@@ -177,7 +179,10 @@ fn retrieve(
     k: usize,
     mode: search::Mode,
 ) -> Result<Vec<Retrieved>, search::SearchError> {
-    let filter = Default::default();
+    let filter = ChunkFilter {
+        roots: opts.roots.clone(),
+        ..Default::default()
+    };
     let request = search::Request {
         query,
         k,
@@ -595,6 +600,7 @@ impl<'a> Draft<'a> {
             turn_index: self.turn_index,
             notes: Vec::new(),
             claims: Vec::new(),
+            roots: Vec::new(),
         }
     }
 

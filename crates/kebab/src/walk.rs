@@ -139,6 +139,9 @@ pub struct WalkOptions {
     pub max_file_bytes: u64,
     /// Extra gitignore-style exclude patterns.
     pub exclude: Vec<String>,
+    /// Directories of other roots nested inside this one: left to their
+    /// own root, so no file is indexed twice.
+    pub nested_roots: Vec<PathBuf>,
 }
 
 /// Which ignore rules a walk applies.
@@ -186,8 +189,12 @@ fn builder(
     builder.filter_entry({
         let root = root.to_path_buf();
         let pruned = Arc::clone(&pruned);
+        let nested = opts.nested_roots.clone();
         move |entry| {
             let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
+            if is_dir && entry.depth() > 0 && nested.iter().any(|n| n == entry.path()) {
+                return false;
+            }
             let name = entry.file_name().to_string_lossy();
             let skip = if entry.depth() > 0 && is_dir && BUILTIN_BLACKLIST.contains(&name.as_ref())
             {
@@ -289,15 +296,86 @@ pub fn ignored(
     by_git.chain(by_kebab).collect()
 }
 
+/// The directories a walk of `start` (inside `root`) enters, `start` first,
+/// then in walk order: every one that no ignore rule, exclude, the
+/// blacklist or root containment leaves out — what a watcher watches.
+pub fn dirs(start: &Path, root: &Path, opts: &WalkOptions) -> Vec<PathBuf> {
+    let rules = Rules {
+        gitignore: true,
+        kebabignore: true,
+    };
+    let (builder, _) = builder(start, root, opts, rules, &mut Vec::new());
+    builder
+        .build()
+        .flatten()
+        .filter(|e| e.file_type().is_some_and(|t| t.is_dir()))
+        .map(|e| e.into_path())
+        .collect()
+}
+
 /// Walk `start` (a directory or a single file); paths are reported relative
-/// to `root`.
+/// to `root`. A file named as `start` is walked even when an ignore rule
+/// matches it (the user asked for it); [`walk_file`] applies the rules.
 pub fn walk(start: &Path, root: &Path, opts: &WalkOptions) -> Vec<WalkItem> {
+    walk_to_depth(start, root, opts, None)
+}
+
+/// Whether a walk of `root` enters the directory `dir` (inside it): no
+/// ignore rule, exclude, the blacklist or a nested root leaves it out, nor
+/// any of its parents.
+pub fn enters(dir: &Path, root: &Path, opts: &WalkOptions) -> bool {
+    if dir == root {
+        return true;
+    }
+    let Some(parent) = dir.parent() else {
+        return false;
+    };
+    if !parent.starts_with(root) || !enters(parent, root, opts) {
+        return false;
+    }
+    let rules = Rules {
+        gitignore: true,
+        kebabignore: true,
+    };
+    let (mut builder, _) = builder(parent, root, opts, rules, &mut Vec::new());
+    builder.max_depth(Some(1));
+    builder
+        .build()
+        .flatten()
+        .any(|e| e.depth() == 1 && e.path() == dir && e.file_type().is_some_and(|t| t.is_dir()))
+}
+
+/// The walk item of the file `file` as a walk of its directory would see
+/// it: nothing when an ignore rule, exclude or the blacklist leaves it out
+/// (what a watcher applies a changed path with).
+pub fn walk_file(file: &Path, root: &Path, opts: &WalkOptions) -> Vec<WalkItem> {
+    let Some(dir) = file.parent() else {
+        return Vec::new();
+    };
+    let rel = relative(file, root);
+    walk_to_depth(dir, root, opts, Some(1))
+        .into_iter()
+        .filter(|item| match item {
+            WalkItem::File { rel: r, .. }
+            | WalkItem::Skipped { rel: r, .. }
+            | WalkItem::Error { rel: r, .. } => *r == rel,
+        })
+        .collect()
+}
+
+fn walk_to_depth(
+    start: &Path,
+    root: &Path,
+    opts: &WalkOptions,
+    depth: Option<usize>,
+) -> Vec<WalkItem> {
     let mut out = Vec::new();
     let rules = Rules {
         gitignore: true,
         kebabignore: true,
     };
-    let (builder, pruned) = builder(start, root, opts, rules, &mut out);
+    let (mut builder, pruned) = builder(start, root, opts, rules, &mut out);
+    builder.max_depth(depth);
     for result in builder.build() {
         match result {
             Ok(entry) => {
@@ -525,6 +603,7 @@ mod tests {
         WalkOptions {
             max_file_bytes: 100,
             exclude: vec!["drafts/**".into()],
+            nested_roots: Vec::new(),
         }
     }
 

@@ -166,6 +166,8 @@ pub struct Candidates {
     rows: HashMap<String, HitRow>,
     channels: HashMap<String, ChannelHits>,
     model: Option<String>,
+    /// The index holds several roots: citations name the root.
+    qualify: bool,
 }
 
 /// Retrieve the best `k` chunks for `request`; with a reranker, the best
@@ -323,6 +325,7 @@ pub fn candidates(
         rows,
         channels,
         model,
+        qualify: store.root_count()? > 1,
     })
 }
 
@@ -393,7 +396,7 @@ pub fn rank(candidates: &Candidates, request: &Request<'_>, fusion: Fusion) -> V
             (score, score_kind),
             retrieval,
             candidates.model.clone(),
-            &candidates.terms,
+            (&candidates.terms, candidates.qualify),
             request.snippet_chars,
         ) {
             out.push(Retrieved {
@@ -523,6 +526,7 @@ pub fn search(
             .map(|r| r.hit)
             .collect(),
         notes: Vec::new(),
+        roots: Vec::new(),
     })
 }
 
@@ -532,11 +536,16 @@ fn hit(
     (score, score_kind): (f64, &'static str),
     retrieval: Retrieval,
     embedding_model: Option<String>,
-    terms: &[String],
+    (terms, qualify): (&[String], bool),
     snippet_chars: usize,
 ) -> Option<SearchHit> {
-    let citation =
-        Citation::from_spans(&row.workspace_path, &row.spans, row.section_label.clone())?;
+    let citation = Citation::from_spans(
+        &row.root,
+        &row.workspace_path,
+        qualify,
+        &row.spans,
+        row.section_label.clone(),
+    )?;
     let snippet = snippet(&row.text, terms, snippet_chars);
     Some(SearchHit {
         schema_version: "search_hit.v1",
@@ -545,6 +554,7 @@ fn hit(
         score_kind,
         chunk_id: row.chunk_id,
         doc_id: row.doc_id,
+        root: Some(row.root),
         doc_path: row.workspace_path,
         heading_path: row.heading_path,
         section_label: row.section_label,

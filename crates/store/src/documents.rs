@@ -18,6 +18,8 @@ pub struct NewDocument {
     pub byte_len: u64,
     pub media_type: String,
     pub doc_id: String,
+    /// The root it belongs to; `workspace_path` is relative to it.
+    pub root_id: i64,
     pub workspace_path: String,
     pub source_uri: String,
     pub title: Option<String>,
@@ -79,6 +81,8 @@ pub enum WriteOutcome {
 #[derive(Debug, Clone)]
 pub struct DocRow {
     pub doc_id: String,
+    /// The name of its root.
+    pub root: String,
     pub workspace_path: String,
     pub title: Option<String>,
     pub lang: Option<String>,
@@ -101,13 +105,24 @@ pub struct DocRow {
 }
 
 impl Store {
-    /// Every indexed document keyed by workspace path.
-    pub fn indexed_docs(&self) -> Result<HashMap<String, IndexedDoc>, StoreError> {
+    /// Every document of the root `root_id`, keyed by workspace path.
+    pub fn indexed_docs(&self, root_id: i64) -> Result<HashMap<String, IndexedDoc>, StoreError> {
+        Ok(self.indexed(Some(root_id))?.into_iter().collect())
+    }
+
+    /// Every document of every root, with its workspace path (a path may
+    /// appear once per root).
+    pub fn all_indexed_docs(&self) -> Result<Vec<(String, IndexedDoc)>, StoreError> {
+        self.indexed(None)
+    }
+
+    fn indexed(&self, root_id: Option<i64>) -> Result<Vec<(String, IndexedDoc)>, StoreError> {
         let mut stmt = self.conn.prepare(
             "SELECT d.workspace_path, d.source_uri, a.checksum, d.plugin_name, d.plugin_version, d.policy_hash
-             FROM documents d JOIN assets a ON a.asset_id = d.asset_id",
+             FROM documents d JOIN assets a ON a.asset_id = d.asset_id
+             WHERE ?1 IS NULL OR d.root_id = ?1",
         )?;
-        let rows = stmt.query_map([], |r| {
+        let rows = stmt.query_map(params![root_id], |r| {
             Ok((
                 r.get::<_, String>(0)?,
                 IndexedDoc {
@@ -124,13 +139,14 @@ impl Store {
 
     /// Write one document — asset, document, tags, blocks, chunks (and through
     /// triggers its FTS rows) — in a single transaction, replacing whatever
-    /// was stored for its workspace path.
+    /// was stored for its workspace path in its root.
     pub fn replace_document(&mut self, doc: &NewDocument) -> Result<WriteOutcome, StoreError> {
         let tx = self.write_tx()?;
         let previous: Option<(String, String)> = tx
             .query_row(
-                "SELECT source_uri, created_at FROM documents WHERE workspace_path = ?1",
-                params![doc.workspace_path],
+                "SELECT source_uri, created_at FROM documents
+                 WHERE root_id = ?1 AND workspace_path = ?2",
+                params![doc.root_id, doc.workspace_path],
                 |r| Ok((r.get(0)?, r.get(1)?)),
             )
             .optional()?;
@@ -144,7 +160,7 @@ impl Store {
                 existing: uri.clone(),
             });
         }
-        delete_by_path(&tx, &doc.workspace_path)?;
+        delete_by_path(&tx, doc.root_id, &doc.workspace_path)?;
         let now = now_rfc3339();
         let created_at = previous.as_ref().map_or(now.as_str(), |p| p.1.as_str());
         insert_document_row(&tx, doc, created_at, &now)?;
@@ -157,20 +173,25 @@ impl Store {
         })
     }
 
-    /// Remove documents by workspace path, in one transaction. Returns how
-    /// many existed.
-    pub fn remove_documents(&mut self, paths: &[String]) -> Result<usize, StoreError> {
+    /// Remove documents of the root `root_id` by workspace path, in one
+    /// transaction. Returns how many existed.
+    pub fn remove_documents(
+        &mut self,
+        root_id: i64,
+        paths: &[String],
+    ) -> Result<usize, StoreError> {
         let tx = self.write_tx()?;
         let mut removed = 0;
         for p in paths {
-            removed += delete_by_path(&tx, p)?;
+            removed += delete_by_path(&tx, root_id, p)?;
         }
         tx.commit()?;
         Ok(removed)
     }
 
-    /// All documents, by path.
-    pub fn list_docs(&self) -> Result<Vec<DocRow>, StoreError> {
+    /// All documents of the roots `roots` names (every root when `None`),
+    /// by root and path.
+    pub fn list_docs(&self, roots: Option<&[String]>) -> Result<Vec<DocRow>, StoreError> {
         let mut stmt = self.conn.prepare(
             "SELECT d.doc_id, d.workspace_path, d.title, d.lang, d.trust_level, d.source_type, a.byte_len,
                     (SELECT count(*) FROM chunks c WHERE c.doc_id = d.doc_id),
@@ -179,13 +200,17 @@ impl Store {
                     (SELECT json_group_array(tag) FROM (SELECT tag FROM document_tags t
                       WHERE t.doc_id = d.doc_id ORDER BY tag)),
                     json_extract(d.metadata_json, '$.repo'), json_extract(d.metadata_json, '$.git_branch'),
-                    json_extract(d.metadata_json, '$.git_commit')
+                    json_extract(d.metadata_json, '$.git_commit'), r.name
              FROM documents d JOIN assets a ON a.asset_id = d.asset_id
-             ORDER BY d.workspace_path",
+             JOIN roots r ON r.root_id = d.root_id
+             WHERE ?1 IS NULL OR r.name IN (SELECT value FROM json_each(?1))
+             ORDER BY r.name, d.workspace_path",
         )?;
-        let rows = stmt.query_map([], |r| {
+        let roots = roots.map(|r| json_text(&r));
+        let rows = stmt.query_map(params![roots], |r| {
             Ok(DocRow {
                 doc_id: r.get(0)?,
+                root: r.get(19)?,
                 workspace_path: r.get(1)?,
                 title: r.get(2)?,
                 lang: r.get(3)?,
@@ -248,8 +273,9 @@ fn insert_document_row(
         "INSERT INTO documents (doc_id, asset_id, workspace_path, source_uri, title, lang, source_type,
                                 trust_level, parser_version, chunker_version, plugin_name, plugin_version,
                                 policy_hash, fallback_reason, doc_version, schema_version, metadata_json,
-                                provenance_json, created_at, updated_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 'primary', ?8, ?9, ?10, ?11, ?12, ?13, 1, 1, ?14, ?15, ?16, ?17)",
+                                provenance_json, created_at, updated_at, root_id)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 'primary', ?8, ?9, ?10, ?11, ?12, ?13, 1, 1, ?14, ?15, ?16, ?17,
+                 ?18)",
         params![
             doc.doc_id,
             doc.asset_id,
@@ -267,7 +293,8 @@ fn insert_document_row(
             doc.metadata.to_string(),
             doc.provenance.to_string(),
             created_at,
-            now
+            now,
+            doc.root_id
         ],
     )?;
     Ok(())
@@ -320,8 +347,6 @@ fn insert_parts(tx: &rusqlite::Connection, doc: &NewDocument, now: &str) -> Resu
     Ok(())
 }
 
-/// Delete the document at `path` (cascading to its blocks, chunks, FTS rows
-/// and tags) and its asset when no other document shares it.
 /// Whether two source locations name the same file once Unicode is
 /// normalised (NFC), i.e. they differ only in how a name is composed.
 fn same_up_to_normalization(a: &str, b: &str) -> bool {
@@ -329,11 +354,14 @@ fn same_up_to_normalization(a: &str, b: &str) -> bool {
     a.nfc().eq(b.nfc())
 }
 
-fn delete_by_path(tx: &Transaction<'_>, path: &str) -> Result<usize, StoreError> {
+/// Delete the document at `path` in the root `root_id` (cascading to its
+/// blocks, chunks, FTS rows and tags) and its asset when no other document
+/// shares it.
+fn delete_by_path(tx: &Transaction<'_>, root_id: i64, path: &str) -> Result<usize, StoreError> {
     let asset: Option<String> = tx
         .query_row(
-            "SELECT asset_id FROM documents WHERE workspace_path = ?1",
-            params![path],
+            "SELECT asset_id FROM documents WHERE root_id = ?1 AND workspace_path = ?2",
+            params![root_id, path],
             |r| r.get(0),
         )
         .optional()?;
@@ -341,8 +369,8 @@ fn delete_by_path(tx: &Transaction<'_>, path: &str) -> Result<usize, StoreError>
         return Ok(0);
     };
     tx.execute(
-        "DELETE FROM documents WHERE workspace_path = ?1",
-        params![path],
+        "DELETE FROM documents WHERE root_id = ?1 AND workspace_path = ?2",
+        params![root_id, path],
     )?;
     tx.execute(
         "DELETE FROM assets WHERE asset_id = ?1
@@ -357,6 +385,7 @@ impl From<DocRow> for DocSummary {
         DocSummary {
             schema_version: "doc_summary.v1",
             doc_id: d.doc_id,
+            root: Some(d.root),
             doc_path: d.workspace_path,
             title: d.title,
             lang: d.lang,

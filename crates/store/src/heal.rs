@@ -122,7 +122,7 @@ mod tests {
     #[test]
     fn a_rebuilt_full_text_index_holds_what_the_triggers_wrote() {
         let dir = tempfile::tempdir().unwrap();
-        let mut store = Store::open(&dir.path().join("k.sqlite")).unwrap();
+        let mut store = crate::tests::open_with_root(&dir.path().join("k.sqlite"));
         for (i, text) in ["서울에서 만나요", "plain words", "more plain words"]
             .iter()
             .enumerate()

@@ -1,6 +1,6 @@
 //! kebab-store: everything kebab keeps on disk — the SQLite index (schema
 //! migrations, one-transaction document writes, lexical (FTS5) lookups,
-//! answers and chat sessions), the LanceDB vector tables ([`vector`]) and
+//! answers and chat sessions, the roots an index holds side by side), the LanceDB vector tables ([`vector`]) and
 //! the one-writer lock of an index ([`writer_lock`]).
 //!
 //! All SQL and all LanceDB calls live in this crate. It may import
@@ -20,6 +20,7 @@ mod evals;
 mod heal;
 mod lookup;
 mod retrieval;
+mod roots;
 mod stats;
 pub mod vector;
 pub mod writer_lock;
@@ -29,6 +30,7 @@ pub use documents::{DocRow, IndexedDoc, NewBlock, NewChunk, NewDocument, WriteOu
 pub use embeddings::{CachedVector, MissingVector, ModelKey, text_hash};
 pub use lookup::{ChunkRow, DocRef};
 pub use retrieval::{ChunkFilter, HitRow};
+pub use roots::{MAX_ROOT_NAME, Root, WatchState, check_root_name, root_name_for};
 pub use stats::IndexStats;
 
 use std::path::Path;
@@ -54,6 +56,11 @@ const MIGRATIONS: &[(u32, &str, &str)] = &[
         3,
         "V003__vectors_korean_eval.sql",
         include_str!("../../../migrations/V003__vectors_korean_eval.sql"),
+    ),
+    (
+        4,
+        "V004__roots.sql",
+        include_str!("../../../migrations/V004__roots.sql"),
     ),
 ];
 
@@ -84,15 +91,24 @@ pub enum StoreError {
          write it"
     )]
     ReadOnlyOutdated { found: u32, supported: u32 },
-    /// Another document already owns this workspace path.
-    #[error(
-        "workspace path `{workspace_path}` is already indexed from {existing}; \
-         set [workspace] root in the config so both trees get distinct paths"
-    )]
+    /// Another file of the same root already owns this workspace path.
+    #[error("workspace path `{workspace_path}` of this root is already indexed from {existing}")]
     PathConflict {
         workspace_path: String,
         existing: String,
     },
+    /// A root name that cannot be one.
+    #[error(
+        "`{0}` cannot name a root: use 1-64 letters, digits, `-`, `_` or `.`, not starting \
+         with `.` or `-`"
+    )]
+    BadRootName(String),
+    /// A root of that name, or for that directory, exists.
+    #[error("the index already has a root `{0}` (for that name or that directory)")]
+    RootExists(String),
+    /// No root has that name.
+    #[error("the index has no root `{0}`")]
+    UnknownRoot(String),
 }
 
 impl From<rusqlite::Error> for StoreError {
@@ -315,6 +331,9 @@ impl Store {
         for &(id, name, sql) in MIGRATIONS.iter().filter(|m| m.0 > current) {
             let wrap = |source| StoreError::Migration { name, source };
             tx.execute_batch(sql).map_err(wrap)?;
+            if id == 4 {
+                roots::backfill_roots(&tx).map_err(wrap)?;
+            }
             tx.execute(
                 "INSERT INTO migrations (id, applied_at, description) VALUES (?1, ?2, ?3)",
                 params![id, now_rfc3339(), name],
@@ -395,11 +414,20 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    /// A new index at `path` holding the one root (`abs`, at `/abs`) the
+    /// [`doc`]s belong to.
+    pub(super) fn open_with_root(path: &Path) -> Store {
+        let mut store = Store::open(path).unwrap();
+        store.add_root("abs", Path::new("/abs"), &[]).unwrap();
+        store
+    }
+
     pub(super) fn doc(path: &str, text: &str) -> NewDocument {
         let checksum = kebab_core::ids::checksum(text.as_bytes());
         let asset_id = kebab_core::ids::asset_id(&checksum);
-        let doc_id = kebab_core::ids::doc_id(path, &asset_id, "p1");
+        let doc_id = kebab_core::ids::doc_id("abs", path, &asset_id, "p1");
         NewDocument {
+            root_id: 1,
             asset_id,
             checksum,
             byte_len: text.len() as u64,
@@ -458,7 +486,7 @@ mod tests {
     #[test]
     fn replace_search_and_remove_keep_fts_in_step() {
         let dir = tempfile::tempdir().unwrap();
-        let mut store = Store::open(&dir.path().join("k.sqlite")).unwrap();
+        let mut store = open_with_root(&dir.path().join("k.sqlite"));
         assert_eq!(store.schema_version().unwrap() as usize, MIGRATIONS.len());
         assert!(!store.has_chunks().unwrap());
         assert_eq!(
@@ -485,7 +513,7 @@ mod tests {
         assert_eq!(hits.len(), 1);
         assert_eq!(hits[0].0.workspace_path, "b.md");
         assert!(hits[0].1 > 0.0);
-        assert_eq!(store.remove_documents(&["b.md".into()]).unwrap(), 1);
+        assert_eq!(store.remove_documents(1, &["b.md".into()]).unwrap(), 1);
         assert_eq!(store.counts().unwrap(), (1, 1, 1));
         assert!(store.has_chunks().unwrap());
         assert!(
@@ -499,14 +527,14 @@ mod tests {
             .query_row("SELECT count(*) FROM assets", [], |r| r.get(0))
             .unwrap();
         assert_eq!(assets, 1, "orphaned assets are removed");
-        let listed = store.list_docs().unwrap();
+        let listed = store.list_docs(None).unwrap();
         assert_eq!(listed[0].tags, vec!["t"]);
     }
 
     #[test]
     fn same_path_from_another_root_is_a_conflict() {
         let dir = tempfile::tempdir().unwrap();
-        let mut store = Store::open(&dir.path().join("k.sqlite")).unwrap();
+        let mut store = open_with_root(&dir.path().join("k.sqlite"));
         store.replace_document(&doc("a.md", "x")).unwrap();
         let mut other = doc("a.md", "y");
         other.source_uri = "/elsewhere/a.md".into();
@@ -527,7 +555,7 @@ mod tests {
     #[test]
     fn the_unfiltered_and_filtered_lexical_paths_rank_alike() {
         let dir = tempfile::tempdir().unwrap();
-        let mut store = Store::open(&dir.path().join("k.sqlite")).unwrap();
+        let mut store = open_with_root(&dir.path().join("k.sqlite"));
         let texts = [
             "otter otter otter river",
             "otter river stones",

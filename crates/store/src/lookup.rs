@@ -23,6 +23,8 @@ pub struct ChunkRow {
 #[derive(Debug, Clone)]
 pub struct DocRef {
     pub doc_id: String,
+    /// The name of its root.
+    pub root: String,
     pub workspace_path: String,
     pub source_uri: String,
     pub checksum: String,
@@ -69,12 +71,14 @@ impl Store {
         Ok(self
             .conn
             .query_row(
-                "SELECT d.doc_id, d.workspace_path, d.source_uri, a.checksum, d.updated_at
+                "SELECT d.doc_id, d.workspace_path, d.source_uri, a.checksum, d.updated_at,
+                        (SELECT r.name FROM roots r WHERE r.root_id = d.root_id)
                  FROM documents d JOIN assets a ON a.asset_id = d.asset_id WHERE d.doc_id = ?1",
                 params![doc_id],
                 |r| {
                     Ok(DocRef {
                         doc_id: r.get(0)?,
+                        root: r.get::<_, Option<String>>(5)?.unwrap_or_default(),
                         workspace_path: r.get(1)?,
                         source_uri: r.get(2)?,
                         checksum: r.get(3)?,

@@ -12,6 +12,8 @@ use crate::{Store, StoreError, parse_json};
 pub struct HitRow {
     pub chunk_id: String,
     pub doc_id: String,
+    /// The name of the document's root.
+    pub root: String,
     pub workspace_path: String,
     pub heading_path: Vec<String>,
     pub section_label: Option<String>,
@@ -36,6 +38,8 @@ pub struct ChunkFilter {
     pub path_glob: Option<String>,
     /// Only documents carrying this tag.
     pub tag: Option<String>,
+    /// Only documents of these roots (by name); every root when empty.
+    pub roots: Vec<String>,
 }
 
 impl ChunkFilter {
@@ -46,27 +50,39 @@ impl ChunkFilter {
             && self.repo.is_none()
             && self.path_glob.is_none()
             && self.tag.is_none()
+            && self.roots.is_empty()
+    }
+
+    /// The roots restriction as the SQL parameter `FILTER_SQL` takes: a
+    /// JSON list of names, or NULL for every root.
+    fn roots_param(&self) -> Option<String> {
+        (!self.roots.is_empty())
+            .then(|| serde_json::to_string(&self.roots).expect("names serialise"))
     }
 }
 
 const HIT_COLUMNS: &str = "c.chunk_id, c.doc_id, d.workspace_path, c.heading_path_json,
     c.section_label, c.text, c.source_spans_json, c.chunker_version,
-    json_extract(d.metadata_json, '$.repo')";
+    json_extract(d.metadata_json, '$.repo'),
+    (SELECT r.name FROM roots r WHERE r.root_id = d.root_id)";
 
 /// The filter as SQL over `c` (chunks) and `d` (documents), parameters
-/// ?3–?7; ?1 and ?2 belong to the query using it.
+/// ?3–?8; ?1 and ?2 belong to the query using it.
 const FILTER_SQL: &str = "
     AND (?3 IS NULL OR json_extract(c.source_spans_json, '$[0].symbol') LIKE ?3 || '/%')
     AND (?4 IS NULL OR json_extract(c.source_spans_json, '$[0].lang') = ?4)
     AND (?5 IS NULL OR json_extract(d.metadata_json, '$.repo') = ?5)
     AND (?6 IS NULL OR d.workspace_path GLOB ?6)
     AND (?7 IS NULL OR EXISTS (SELECT 1 FROM document_tags t
-                               WHERE t.doc_id = d.doc_id AND t.tag = ?7))";
+                               WHERE t.doc_id = d.doc_id AND t.tag = ?7))
+    AND (?8 IS NULL OR d.root_id IN (SELECT r.root_id FROM roots r
+                                     WHERE r.name IN (SELECT value FROM json_each(?8))))";
 
 fn hit_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<HitRow> {
     Ok(HitRow {
         chunk_id: r.get(0)?,
         doc_id: r.get(1)?,
+        root: r.get::<_, Option<String>>(9)?.unwrap_or_default(),
         workspace_path: r.get(2)?,
         heading_path: parse_json(&r.get::<_, String>(3)?),
         section_label: r.get(4)?,
@@ -90,7 +106,7 @@ impl Store {
         // alone and only they are joined with their chunk and document:
         // reading every matching chunk's text before the cut took as long
         // as ranking (a 15-term query matches most of a corpus).
-        let row = |r: &rusqlite::Row<'_>| Ok((hit_row(r)?, -r.get::<_, f64>(9)?));
+        let row = |r: &rusqlite::Row<'_>| Ok((hit_row(r)?, -r.get::<_, f64>(10)?));
         if filter.is_empty() {
             let mut stmt = self.conn.prepare_cached(&format!(
                 "WITH top AS (
@@ -123,7 +139,8 @@ impl Store {
                 filter.code_lang,
                 filter.repo,
                 filter.path_glob,
-                filter.tag
+                filter.tag,
+                filter.roots_param()
             ],
             row,
         )?;
@@ -152,7 +169,8 @@ impl Store {
                 filter.code_lang,
                 filter.repo,
                 filter.path_glob,
-                filter.tag
+                filter.tag,
+                filter.roots_param()
             ],
             hit_row,
         )?;

@@ -28,6 +28,10 @@ pub struct AskInput {
     /// Chunks to retrieve [default: the config's `[rag] k`].
     #[serde(default)]
     pub k: Option<usize>,
+    /// Only evidence from these roots (`kebab roots` lists them) [default:
+    /// every root].
+    #[serde(default)]
+    pub roots: Vec<String>,
     /// Keep the packed evidence with the stored answer (`--explain`).
     #[serde(skip)]
     pub explain: bool,
@@ -57,6 +61,7 @@ impl Session {
             mode,
             korean: None,
             rerank: None,
+            roots: input.roots.clone(),
         };
         if let Err(e) = self.indexed_app() {
             return Err(match e {
@@ -72,6 +77,7 @@ impl Session {
                 other => other,
             });
         }
+        let roots = self.freshness_of(self.app()?, &input.roots)?;
         let mut notes = Vec::new();
         opts.vectors = self.channel_for(&mut mode, &mut notes)?;
         opts.mode = mode;
@@ -90,6 +96,7 @@ impl Session {
             cancel,
         )?;
         outcome.answer.notes = notes;
+        outcome.answer.roots = roots;
         Ok(outcome)
     }
 }

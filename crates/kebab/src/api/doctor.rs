@@ -166,9 +166,65 @@ fn index_checks(app: &App) -> Vec<(&'static str, CheckResult)> {
                 Err(e) => Err((e.to_string(), "reinstall kebab".into())),
             },
         ),
+        ("roots_fresh", roots_check(app)),
     ];
     out.extend(search_index_checks(app));
     out
+}
+
+/// How long a root neither watched nor synced stays healthy.
+const STALE_AFTER: time::Duration = time::Duration::days(7);
+
+/// Every root's directory exists, and each is watched, was synced within
+/// [`STALE_AFTER`], or was only ever ingested in part.
+fn roots_check(app: &App) -> CheckResult {
+    let roots = app
+        .store
+        .roots()
+        .map_err(|e| (e.to_string(), "`kebab doctor` checks the index".to_string()))?;
+    let now = time::OffsetDateTime::now_utc();
+    let mut fine = Vec::new();
+    let mut stale = Vec::new();
+    for root in &roots {
+        let f = super::roots::freshness(root);
+        let synced = f.synced_at.as_deref().and_then(|t| {
+            time::OffsetDateTime::parse(t, &time::format_description::well_known::Rfc3339).ok()
+        });
+        if !root.path.is_dir() {
+            stale.push(format!("{} ({} is gone)", root.name, root.path.display()));
+        } else if f.watched {
+            fine.push(format!("{} (watched)", root.name));
+        } else {
+            match synced {
+                Some(at) if now - at < STALE_AFTER => fine.push(format!(
+                    "{} (synced {} h ago)",
+                    root.name,
+                    (now - at).whole_hours()
+                )),
+                Some(at) => stale.push(format!(
+                    "{} (last synced {} days ago)",
+                    root.name,
+                    (now - at).whole_days()
+                )),
+                // Only files or folders inside it were ingested.
+                None => fine.push(format!("{} (partly ingested)", root.name)),
+            }
+        }
+    }
+    if stale.is_empty() {
+        Ok(if fine.is_empty() {
+            "no roots yet".to_string()
+        } else {
+            fine.join(", ")
+        })
+    } else {
+        Err((
+            format!("stale: {}", stale.join(", ")),
+            "`kebab ingest <dir>` brings a root up to date, `kebab watch` keeps every root \
+             fresh; `kebab roots remove NAME` drops one that is gone for good"
+                .to_string(),
+        ))
+    }
 }
 
 /// The model server answers and has the configured model.

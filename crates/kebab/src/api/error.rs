@@ -14,6 +14,7 @@ use crate::eval::EvalError;
 use crate::fetch::FetchError;
 use crate::ingest::{DerivedError, IngestError};
 use crate::llm::LlmError;
+use crate::watch::WatchError;
 use kebab_core::wire::ErrorReport;
 use kebab_plugin_host::install::InstallError;
 use kebab_plugin_host::scaffold::ScaffoldError;
@@ -75,6 +76,10 @@ pub enum ApiError {
     Fetch(#[from] FetchError),
     #[error(transparent)]
     Llm(#[from] LlmError),
+    #[error(transparent)]
+    Lock(#[from] LockError),
+    #[error(transparent)]
+    Watch(#[from] WatchError),
 }
 
 impl ApiError {
@@ -210,6 +215,8 @@ fn classify_api(e: &ApiError) -> Option<Classified> {
         ApiError::Search(e) => classify_one(e)?,
         ApiError::Fetch(e) => classify_one(e)?,
         ApiError::Llm(e) => classify_one(e)?,
+        ApiError::Lock(e) => classify_one(e)?,
+        ApiError::Watch(e) => classify_one(e)?,
     })
 }
 
@@ -312,6 +319,17 @@ fn classify_one(cause: &(dyn StdError + 'static)) -> Option<Classified> {
             AppError::Plugins(_) => None,
         };
     }
+    if let Some(e) = cause.downcast_ref::<WatchError>() {
+        return match e {
+            WatchError::Ingest(e) => classify_one(e),
+            WatchError::Store(e) => classify_one(e),
+            WatchError::Watcher(_) => Some(Classified::new(
+                "io_error",
+                "the OS refused a file-system watcher (check fs.inotify.max_user_instances); \
+                 `kebab ingest` keeps the index fresh by hand meanwhile",
+            )),
+        };
+    }
     if let Some(e) = cause.downcast_ref::<InstallError>() {
         return Some(Classified::new(e.code(), e.hint()));
     }
@@ -353,6 +371,12 @@ const READ_ONLY_HINT: &str = "this user cannot write the data directory: search,
 /// The classification of a SQLite failure, by what SQLite said.
 fn classify_store(e: &StoreError) -> Classified {
     use rusqlite::ErrorCode::{DatabaseBusy, DatabaseLocked, DiskFull, SystemIoFailure};
+    match e {
+        StoreError::UnknownRoot(_) | StoreError::RootExists(_) | StoreError::BadRootName(_) => {
+            return Classified::new("invalid_input", "`kebab roots` lists the index's roots");
+        }
+        _ => {}
+    }
     if let StoreError::Damaged(_) = e {
         return Classified::new(
             "index_damaged",

@@ -345,7 +345,7 @@ impl Session {
         let modes = modes(requested, &indexes, app, reranker.as_ref(), note)?;
         let by_path: HashMap<String, String> = app
             .store
-            .list_docs()?
+            .list_docs(None)?
             .into_iter()
             .map(|d| (d.workspace_path, d.doc_id))
             .collect();

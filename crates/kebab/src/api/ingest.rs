@@ -11,6 +11,7 @@ use super::{ApiError, Session};
 use crate::app::App;
 use crate::indexes::Indexes;
 use crate::ingest::{IngestReport, Progress};
+use crate::watch::WatchEvent;
 
 impl Session {
     /// `kebab ingest PATH`. `note` gets what the user should know before the
@@ -59,6 +60,42 @@ impl Session {
             name,
             cancel,
             on_progress,
+        )?)
+    }
+
+    /// `kebab watch [ROOT…]`: bring the roots `names` asks for (names or
+    /// directories; every root when empty) up to date, then keep them
+    /// fresh until `cancel` is raised. `note` gets what the user should
+    /// know first (plugins that do not load); `on_event` what happens.
+    pub fn watch(
+        &self,
+        names: &[String],
+        cancel: &AtomicBool,
+        note: &mut dyn FnMut(String),
+        on_event: &mut dyn FnMut(WatchEvent<'_>),
+    ) -> Result<(), ApiError> {
+        let mut app = App::open(self.config().clone(), self.paths().clone())?;
+        let plugins = app.plugins()?;
+        for w in &plugins.warnings {
+            note(w.clone());
+        }
+        let roots = crate::watch::resolve_roots(&mut app, names, cancel)?;
+        if roots.is_empty() {
+            return Err(ApiError::invalid(
+                "roots",
+                "the index has no roots to watch: name a directory (`kebab watch ~/notes`)",
+            ));
+        }
+        let mut indexes = Indexes::for_ingest(&app, &app.paths.vector_dir());
+        let settings = app.config.watch.clone();
+        Ok(crate::watch::watch(
+            &mut app,
+            &plugins,
+            &mut indexes,
+            roots,
+            &settings,
+            cancel,
+            on_event,
         )?)
     }
 }

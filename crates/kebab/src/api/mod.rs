@@ -20,6 +20,7 @@ pub mod ingest;
 pub mod init;
 pub mod models;
 pub mod plugins;
+pub mod roots;
 pub mod schema;
 pub mod search;
 
@@ -137,6 +138,9 @@ pub struct FetchInput {
     /// Cut the text to about this many tokens (kinds `doc` and `span`).
     #[serde(default)]
     pub max_tokens: Option<usize>,
+    /// Only from documents of these roots [default: every root].
+    #[serde(default)]
+    pub roots: Vec<String>,
 }
 
 /// What [`FetchInput::kind`] names.
@@ -400,10 +404,13 @@ impl Session {
         })
     }
 
-    /// `kebab fetch`: verbatim indexed text (`fetch_result.v1`).
-    pub fn fetch(&self, target: &FetchTarget) -> Result<FetchResult, ApiError> {
-        let store = &self.app()?.store;
-        Ok(match target {
+    /// `kebab fetch`: verbatim indexed text (`fetch_result.v1`), from a
+    /// document of one of the roots `roots` names (any root when empty).
+    pub fn fetch(&self, target: &FetchTarget, roots: &[String]) -> Result<FetchResult, ApiError> {
+        let app = self.app()?;
+        self.freshness_of(app, roots)?;
+        let store = &app.store;
+        let result = match target {
             FetchTarget::Chunk { chunk_id, context } => {
                 crate::fetch::chunk(store, chunk_id, *context)?
             }
@@ -416,15 +423,29 @@ impl Session {
                 line_end,
                 max_tokens,
             } => crate::fetch::span(store, doc_id, *line_start, *line_end, *max_tokens)?,
-        })
+        };
+        if !roots.is_empty() && !roots.contains(&result.root) {
+            return Err(ApiError::invalid(
+                "roots",
+                format!(
+                    "{} is in root `{}`, not in {}",
+                    result.doc_id,
+                    result.root,
+                    roots.join(", ")
+                ),
+            ));
+        }
+        Ok(result)
     }
 
-    /// `kebab list docs`: every indexed document (`doc_summary.v1`).
-    pub fn list_docs(&self) -> Result<Vec<DocSummary>, ApiError> {
-        Ok(self
-            .app()?
+    /// `kebab list docs`: every indexed document of the roots `roots`
+    /// names, every root's when empty (`doc_summary.v1`).
+    pub fn list_docs(&self, roots: &[String]) -> Result<Vec<DocSummary>, ApiError> {
+        let app = self.app()?;
+        self.freshness_of(app, roots)?;
+        Ok(app
             .store
-            .list_docs()?
+            .list_docs((!roots.is_empty()).then_some(roots))?
             .into_iter()
             .map(DocSummary::from)
             .collect())

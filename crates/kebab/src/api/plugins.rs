@@ -230,7 +230,7 @@ impl Session {
         let policy_hash = self.config().policy_hash_for(&done.name);
         let documents_to_reindex = app
             .store
-            .indexed_docs()?
+            .all_indexed_docs()?
             .iter()
             .filter(|(path, doc)| {
                 plugins
@@ -296,7 +296,7 @@ impl Session {
         let app = self.app()?;
         let removed = install::remove(&app.paths.data_dir, name)?;
         let plugins = app.plugins()?;
-        let indexed = app.store.indexed_docs()?;
+        let indexed = app.store.all_indexed_docs()?;
         let owned: Vec<&String> = indexed
             .iter()
             .filter(|(_, d)| d.plugin_name == name)

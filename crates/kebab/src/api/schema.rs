@@ -5,7 +5,8 @@
 use serde::Serialize;
 
 use kebab_core::wire::{
-    Answer, Citation, DocSummary, EmbeddingRef, ErrorReport, SearchHit, SearchResponse,
+    Answer, Citation, DocSummary, EmbeddingRef, ErrorReport, RootFreshness, SearchHit,
+    SearchResponse,
 };
 
 use super::doctor::DoctorReport;
@@ -17,10 +18,12 @@ use super::plugins::{
     PluginInstallReport, PluginList, PluginNewReport, PluginRemoveReport, PluginTestReport,
     PluginWhich,
 };
+use super::roots::RootList;
 use super::search::{BulkSearchItem, BulkSearchResponse};
 use super::{ApiError, Session};
 use crate::fetch::{ChunkInspection, FetchResult};
 use crate::ingest::{IngestReport, ProgressLine};
+use crate::watch::WatchLine;
 use kebab_store::IndexStats;
 
 /// The JSON Schema (draft 2020-12, describing what the type serialises
@@ -66,9 +69,11 @@ pub const WIRE_SCHEMAS: &[(&str, SchemaOf)] = &[
     ("plugin_remove.v1", schema_of::<PluginRemoveReport>),
     ("plugin_test.v1", schema_of::<PluginTestReport>),
     ("plugin_which.v1", schema_of::<PluginWhich>),
+    ("root_list.v1", schema_of::<RootList>),
     ("schema.v1", schema_of::<SchemaReport>),
     ("search_hit.v1", schema_of::<SearchHit>),
     ("search_response.v1", schema_of::<SearchResponse>),
+    ("watch_event.v1", schema_of::<WatchLine>),
 ];
 
 /// `schema.v1`.
@@ -81,6 +86,8 @@ pub struct SchemaReport {
     pub capabilities: Capabilities,
     pub models: Models,
     pub stats: IndexStats,
+    /// The roots the index holds and how fresh each is.
+    pub roots: Vec<RootFreshness>,
 }
 
 /// The wire format's version and the schemas it has.
@@ -209,6 +216,7 @@ impl Session {
                 korean_dictionary: korean.map(|k| k.dir().display().to_string()),
             },
             stats: app.store.index_stats()?,
+            roots: self.freshness_of(app, &[])?,
         })
     }
 }

@@ -44,6 +44,10 @@ pub struct SearchInput {
     /// Only files from the git work tree with this name.
     #[serde(default)]
     pub repo: Option<String>,
+    /// Only documents of these roots (`kebab roots` lists them) [default:
+    /// every root].
+    #[serde(default)]
+    pub roots: Vec<String>,
 }
 
 impl SearchInput {
@@ -54,6 +58,7 @@ impl SearchInput {
             repo: self.repo.clone(),
             path_glob: self.path.clone(),
             tag: self.tag.clone(),
+            roots: self.roots.clone(),
         }
     }
 
@@ -107,6 +112,7 @@ impl Session {
         }
         let mut requested = input.mode()?;
         let app = self.indexed_app()?;
+        let roots = self.freshness_of(app, &input.roots)?;
         let mut notes = Vec::new();
         let channel = self.channel_for(&mut requested, &mut notes)?;
         let mode = match (requested, &channel) {
@@ -147,6 +153,7 @@ impl Session {
             searched => searched?,
         };
         response.notes = notes;
+        response.roots = roots;
         tracing::info!(
             mode = response.mode,
             hits = response.hits.len(),

@@ -10,8 +10,10 @@ pub(crate) mod logging;
 pub(crate) mod models;
 pub(crate) mod output;
 pub(crate) mod plugin;
+pub(crate) mod roots;
 pub(crate) mod search;
 pub(crate) mod term;
+pub(crate) mod watch;
 
 /// What every command module uses.
 pub(crate) mod prelude {
@@ -39,9 +41,11 @@ pub(crate) mod prelude {
     pub(crate) use super::models::*;
     pub(crate) use super::output::*;
     pub(crate) use super::plugin::*;
+    pub(crate) use super::roots::*;
     pub(crate) use super::search::*;
     pub(crate) use super::term::{errln, outln};
+    pub(crate) use super::watch::*;
     pub(crate) use crate::{
-        EXIT_ERROR, EXIT_NO_HIT, EXIT_OK, EXIT_UNHEALTHY, EvalCmd, ModelsCmd, PluginCmd,
+        EXIT_ERROR, EXIT_NO_HIT, EXIT_OK, EXIT_UNHEALTHY, EvalCmd, ModelsCmd, PluginCmd, RootsCmd,
     };
 }

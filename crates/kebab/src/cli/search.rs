@@ -237,18 +237,24 @@ fn print_explain(hit: &kebab::wire::SearchHit) {
     );
 }
 
-pub(crate) fn list_docs(session: &Session, json: bool) -> Result<u8> {
-    let docs = session.list_docs()?;
+pub(crate) fn list_docs(session: &Session, roots: &[String], json: bool) -> Result<u8> {
+    let docs = session.list_docs(roots)?;
     if json {
         print_json(&docs)?;
     } else if docs.is_empty() {
         outln!("no documents indexed yet");
         outln!("hint: `kebab ingest <dir>`");
     } else {
+        // Paths name their root when the list spans several.
+        let several = docs.iter().any(|d| d.root != docs[0].root);
         for d in &docs {
+            let path = match (&d.root, several) {
+                (Some(root), true) => format!("{root}:{}", d.doc_path),
+                _ => d.doc_path.clone(),
+            };
             outln!(
                 "{}  {} chunks  {}@{}{}  {}",
-                escape_control(&d.doc_path),
+                escape_control(&path),
                 d.chunk_count,
                 d.plugin,
                 d.plugin_version,

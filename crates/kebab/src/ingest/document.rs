@@ -33,7 +33,12 @@ pub(super) fn build_document(
     let info = &producer.plugin.info;
     let policy_hash = &shared.run_for(routed.name()).policy_hash;
     let asset_id = ids::asset_id(&checksum);
-    let doc_id = ids::doc_id(&job.rel, &asset_id, &info.parser_version);
+    let doc_id = ids::doc_id(
+        &shared.root.id_key,
+        &job.rel,
+        &asset_id,
+        &info.parser_version,
+    );
     let document = output.document;
     // A plugin with several chunkers (one per language) names the one it used.
     let chunker_version = document
@@ -75,6 +80,7 @@ pub(super) fn build_document(
         byte_len,
         media_type: routed.plugin.info.name.clone(),
         doc_id,
+        root_id: shared.root.root_id,
         workspace_path: job.rel.clone(),
         source_uri: kebab_core::paths::escape_path(&job.abs),
         title,

@@ -13,14 +13,14 @@ use serde_json::{Value, json};
 
 use crate::app::{App, Plugins};
 use crate::indexes::Indexes;
-use crate::walk::{self, SkipReason, WalkItem, WalkOptions};
+use crate::walk::{self, SkipReason, WalkItem};
 use kebab_core::document::ChunkPolicy;
 use kebab_core::ids;
 use kebab_core::paths::{self, ReadRefusal};
 use kebab_plugin_host::registry::RegisteredPlugin;
 use kebab_plugin_host::runtime::CallOutput;
 use kebab_plugin_host::validate::{SourceShape, validate};
-use kebab_store::{IndexedDoc, NewDocument, Store, StoreError};
+use kebab_store::{IndexedDoc, NewDocument, Root, Store, StoreError};
 
 mod derived;
 mod document;
@@ -90,6 +90,8 @@ enum WorkerMsg {
 
 /// Everything a worker needs, shared read-only across threads.
 struct Shared<'a> {
+    /// The root the run's files belong to.
+    root: &'a Root,
     plugins: &'a Plugins,
     limits: &'a kebab_plugin_host::config::PluginsConfig,
     policy: ChunkPolicy,
@@ -133,8 +135,11 @@ impl Shared<'_> {
     }
 }
 
-/// Ingest `path` (directory or file). Per-file problems are recorded in the
-/// report; only storage failures abort. `cancel` stops the run between files.
+/// Ingest `path` (directory or file) into the root that holds it — the
+/// index's root whose directory contains it, else a new root for it (the
+/// directory, or a file's directory; see [`App::root_for`]). Per-file
+/// problems are recorded in the report; only storage failures abort.
+/// `cancel` stops the run between files.
 pub fn ingest(
     app: &mut App,
     plugins: &Plugins,
@@ -150,56 +155,166 @@ pub fn ingest(
     })?;
     let _writer = take_writer_lock(app, "kebab ingest", cancel, on_progress)?;
     let healed = heal_derived(app, indexes)?;
-    let root = app.workspace_root(&start);
-    on_progress(&Progress::ScanStarted {
-        root: start.display().to_string(),
-    });
-    let opts = WalkOptions {
-        max_file_bytes: app.config.indexing.max_file_mb.saturating_mul(1_000_000),
-        exclude: app.config.workspace.exclude.clone(),
+    let root = app.root_for(&start)?;
+    let mut report = Report::default();
+    report.warnings.extend(healed);
+    let aborted = sync_paths(
+        app,
+        plugins,
+        indexes,
+        &root,
+        std::slice::from_ref(&start),
+        true,
+        &mut report,
+        cancel,
+        on_progress,
+    )?;
+    conclude(
+        app,
+        indexes,
+        report,
+        scope(&root, &[start], &app.config.workspace.exclude),
+        started,
+        aborted,
+        on_progress,
+    )
+}
+
+/// Bring `paths` of the root `root` up to date: each that exists is walked
+/// and its files indexed (unchanged ones skipped), and every document at or
+/// under one of them whose file the walks did not see is removed — so a
+/// path that no longer exists removes what was indexed there. What a
+/// watcher applies after file-system events, through the same pipeline as
+/// [`ingest`].
+pub fn apply_changes(
+    app: &mut App,
+    plugins: &Plugins,
+    indexes: &mut Indexes,
+    root: &Root,
+    paths: &[PathBuf],
+    cancel: &AtomicBool,
+    on_progress: &mut dyn FnMut(&Progress),
+) -> Result<IngestReport, IngestError> {
+    let started = Instant::now();
+    let _writer = take_writer_lock(app, "kebab watch", cancel, on_progress)?;
+    let healed = heal_derived(app, indexes)?;
+    let mut report = Report::default();
+    report.warnings.extend(healed);
+    let aborted = sync_paths(
+        app,
+        plugins,
+        indexes,
+        root,
+        paths,
+        false,
+        &mut report,
+        cancel,
+        on_progress,
+    )?;
+    conclude(
+        app,
+        indexes,
+        report,
+        scope(root, paths, &app.config.workspace.exclude),
+        started,
+        aborted,
+        on_progress,
+    )
+}
+
+/// The report's `scope`: the root, the paths brought up to date, the
+/// excludes in force.
+fn scope(root: &Root, paths: &[PathBuf], exclude: &[String]) -> Value {
+    let shown: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
+    json!({
+        "root": root.path.display().to_string(),
+        "root_name": root.name,
+        "path": if shown.len() == 1 { json!(shown[0]) } else { json!(shown) },
+        "exclude": exclude.iter().chain(&root.exclude).collect::<Vec<_>>(),
+    })
+}
+
+/// Walk each of `starts` that exists (inside `root`), index what the walks
+/// found, and remove the root's documents at or under a start that the
+/// walks did not see; a walk of the whole root records the root as synced.
+/// `explicit`: the starts were named by the user, so a file named is
+/// indexed even if an ignore rule matches it; otherwise (changes a watcher
+/// saw) the rules apply to files too. Returns whether the run was
+/// cancelled (nothing is removed then).
+#[allow(clippy::too_many_arguments)]
+fn sync_paths(
+    app: &mut App,
+    plugins: &Plugins,
+    indexes: &Indexes,
+    root: &Root,
+    starts: &[PathBuf],
+    explicit: bool,
+    report: &mut Report,
+    cancel: &AtomicBool,
+    on_progress: &mut dyn FnMut(&Progress),
+) -> Result<bool, IngestError> {
+    let opts = app.walk_options(root)?;
+    let shown = match starts {
+        [one] => one.display().to_string(),
+        many => format!("{} ({} paths)", root.path.display(), many.len()),
     };
-    let walked = walk::walk(&start, &root, &opts);
-    let ignored = walk::ignored(&start, &root, &opts, &walked);
+    on_progress(&Progress::ScanStarted { root: shown });
+    let mut walked = Vec::new();
+    let mut ignored = Vec::new();
+    for start in starts.iter().filter(|s| s.exists()) {
+        if !explicit && !start.is_dir() {
+            // A changed file is taken only if a walk of its directory
+            // would take it (ignore rules apply).
+            walked.extend(walk::walk_file(start, &root.path, &opts));
+            continue;
+        }
+        if !explicit && !walk::enters(start, &root.path, &opts) {
+            // A changed directory an ignore rule leaves out: nothing of it
+            // is indexed (what was, before the rule, is removed below).
+            continue;
+        }
+        let items = walk::walk(start, &root.path, &opts);
+        ignored.extend(walk::ignored(start, &root.path, &opts, &items));
+        walked.extend(items);
+    }
     on_progress(&Progress::ScanCompleted {
         total: walked.len(),
     });
-
-    let mut report = Report::default();
-    report.warnings.extend(healed);
     for (reason, rel) in &ignored {
         report.ignore(rel, *reason);
     }
-    let (jobs, seen) = jobs_from(walked, &mut report);
-    let indexed = app.store.indexed_docs()?;
+    let (jobs, seen) = jobs_from(walked, report);
+    let indexed = app.store.indexed_docs(root.root_id)?;
     let aborted = run_jobs(
         app,
         plugins,
         indexes,
+        root,
         &jobs,
         &indexed,
         false,
-        &mut report,
+        report,
         cancel,
         on_progress,
     )?;
     if !aborted {
         let vanished: Vec<String> = indexed
             .iter()
-            .filter(|(rel, doc)| !seen.contains(*rel) && within(&doc.source_uri, &start))
+            .filter(|(rel, doc)| {
+                !seen.contains(*rel) && starts.iter().any(|s| within(&doc.source_uri, s))
+            })
             .map(|(rel, _)| rel.clone())
             .collect();
-        app.store.remove_documents(&vanished)?;
+        app.store.remove_documents(root.root_id, &vanished)?;
         for rel in vanished {
             report.counts.removed += 1;
             report.items.push(IngestItem::bare("removed", &rel));
         }
+        if starts.contains(&root.path) {
+            app.store.mark_root_synced(root.root_id)?;
+        }
     }
-    let scope = json!({
-        "root": root.display().to_string(),
-        "path": start.display().to_string(),
-        "exclude": app.config.workspace.exclude,
-    });
-    conclude(app, indexes, report, scope, started, aborted, on_progress)
+    Ok(aborted)
 }
 
 /// The files to parse from a walk, and every path the walk saw (files it
@@ -231,8 +346,8 @@ fn jobs_from(walked: Vec<WalkItem>, report: &mut Report) -> (Vec<Job>, HashSet<S
     (jobs, seen)
 }
 
-/// Re-parse every document the plugin `name` is responsible for, whether or
-/// not anything changed (`kebab reindex --plugin NAME`).
+/// Re-parse every document the plugin `name` is responsible for, in every
+/// root, whether or not anything changed (`kebab reindex --plugin NAME`).
 pub fn reindex(
     app: &mut App,
     plugins: &Plugins,
@@ -244,37 +359,47 @@ pub fn reindex(
     let started = Instant::now();
     let _writer = take_writer_lock(app, "kebab reindex", cancel, on_progress)?;
     let healed = heal_derived(app, indexes)?;
-    let indexed = app.store.indexed_docs()?;
-    let mut jobs: Vec<Job> = indexed
-        .iter()
-        .filter(|(_, doc)| doc.plugin_name == name)
-        .map(|(rel, doc)| {
-            let abs = paths::unescape_path(&doc.source_uri);
-            Job {
-                real: abs.canonicalize().unwrap_or_else(|_| abs.clone()),
-                abs,
-                rel: rel.clone(),
-            }
-        })
-        .collect();
-    jobs.sort_by(|a, b| a.rel.cmp(&b.rel));
-    on_progress(&Progress::ScanStarted {
-        root: format!("plugin:{name}"),
-    });
-    on_progress(&Progress::ScanCompleted { total: jobs.len() });
     let mut report = Report::default();
     report.warnings.extend(healed);
-    let aborted = run_jobs(
-        app,
-        plugins,
-        indexes,
-        &jobs,
-        &indexed,
-        true,
-        &mut report,
-        cancel,
-        on_progress,
-    )?;
+    let mut aborted = false;
+    for root in app.store.roots()? {
+        let indexed = app.store.indexed_docs(root.root_id)?;
+        let mut jobs: Vec<Job> = indexed
+            .iter()
+            .filter(|(_, doc)| doc.plugin_name == name)
+            .map(|(rel, doc)| {
+                let abs = paths::unescape_path(&doc.source_uri);
+                Job {
+                    real: abs.canonicalize().unwrap_or_else(|_| abs.clone()),
+                    abs,
+                    rel: rel.clone(),
+                }
+            })
+            .collect();
+        if jobs.is_empty() {
+            continue;
+        }
+        jobs.sort_by(|a, b| a.rel.cmp(&b.rel));
+        on_progress(&Progress::ScanStarted {
+            root: format!("plugin:{name} in {}", root.name),
+        });
+        on_progress(&Progress::ScanCompleted { total: jobs.len() });
+        aborted = run_jobs(
+            app,
+            plugins,
+            indexes,
+            &root,
+            &jobs,
+            &indexed,
+            true,
+            &mut report,
+            cancel,
+            on_progress,
+        )?;
+        if aborted {
+            break;
+        }
+    }
     conclude(
         app,
         indexes,
@@ -382,6 +507,7 @@ fn run_jobs(
     app: &mut App,
     plugins: &Plugins,
     indexes: &Indexes,
+    root: &Root,
     jobs: &[Job],
     indexed: &HashMap<String, IndexedDoc>,
     force: bool,
@@ -393,6 +519,7 @@ fn run_jobs(
     let plugin_config = app.config.plugins.clone();
     let runs = plugin_runs(&app.config, plugins);
     let shared = Shared {
+        root,
         plugins,
         limits: &plugin_config,
         policy,
