@@ -148,34 +148,21 @@ pub fn ingest(
     cancel: &AtomicBool,
     on_progress: &mut dyn FnMut(&Progress),
 ) -> Result<IngestReport, IngestError> {
-    let started = Instant::now();
     let start = path.canonicalize().map_err(|source| IngestError::Path {
         path: path.to_path_buf(),
         source,
     })?;
-    let _writer = take_writer_lock(app, "kebab ingest", cancel, on_progress)?;
-    let healed = heal_derived(app, indexes)?;
-    let root = app.root_for(&start)?;
-    let mut report = Report::default();
-    report.warnings.extend(healed);
-    let aborted = sync_paths(
+    let run = Run {
+        what: "kebab ingest",
+        paths: std::slice::from_ref(&start),
+        explicit: true,
+    };
+    run.under_lock(
         app,
         plugins,
         indexes,
-        &root,
-        std::slice::from_ref(&start),
-        true,
-        &mut report,
+        |app| app.root_for(&start),
         cancel,
-        on_progress,
-    )?;
-    conclude(
-        app,
-        indexes,
-        report,
-        scope(&root, &[start], &app.config.workspace.exclude),
-        started,
-        aborted,
         on_progress,
     )
 }
@@ -195,31 +182,63 @@ pub fn apply_changes(
     cancel: &AtomicBool,
     on_progress: &mut dyn FnMut(&Progress),
 ) -> Result<IngestReport, IngestError> {
-    let started = Instant::now();
-    let _writer = take_writer_lock(app, "kebab watch", cancel, on_progress)?;
-    let healed = heal_derived(app, indexes)?;
-    let mut report = Report::default();
-    report.warnings.extend(healed);
-    let aborted = sync_paths(
+    let run = Run {
+        what: "kebab watch",
+        paths,
+        explicit: false,
+    };
+    run.under_lock(
         app,
         plugins,
         indexes,
-        root,
-        paths,
-        false,
-        &mut report,
+        |_| Ok(root.clone()),
         cancel,
         on_progress,
-    )?;
-    conclude(
-        app,
-        indexes,
-        report,
-        scope(root, paths, &app.config.workspace.exclude),
-        started,
-        aborted,
-        on_progress,
     )
+}
+
+/// One run over some paths of one root, as [`ingest`] and
+/// [`apply_changes`] make it.
+struct Run<'a> {
+    /// Who holds the writer lock (`kebab ingest`, `kebab watch`).
+    what: &'a str,
+    paths: &'a [PathBuf],
+    /// The user named the paths (see [`sync_paths`]).
+    explicit: bool,
+}
+
+impl Run<'_> {
+    /// Take the writer lock, heal the derived indexes, find the root, sync
+    /// the paths, conclude.
+    fn under_lock(
+        &self,
+        app: &mut App,
+        plugins: &Plugins,
+        indexes: &mut Indexes,
+        root: impl FnOnce(&mut App) -> Result<Root, StoreError>,
+        cancel: &AtomicBool,
+        on_progress: &mut dyn FnMut(&Progress),
+    ) -> Result<IngestReport, IngestError> {
+        let started = Instant::now();
+        let _writer = take_writer_lock(app, self.what, cancel, on_progress)?;
+        let healed = heal_derived(app, indexes)?;
+        let root = root(app)?;
+        let mut report = Report::default();
+        report.warnings.extend(healed);
+        let aborted = sync_paths(
+            app,
+            plugins,
+            indexes,
+            &root,
+            self.paths,
+            self.explicit,
+            &mut report,
+            cancel,
+            on_progress,
+        )?;
+        let scope = scope(&root, self.paths, &app.config.workspace.exclude);
+        conclude(app, indexes, report, scope, started, aborted, on_progress)
+    }
 }
 
 /// The report's `scope`: the root, the paths brought up to date, the
