@@ -15,7 +15,7 @@ use kebab_search::config::SearchConfig;
 use kebab_search::korean::KoreanConfig;
 
 use crate::rag::RagConfig;
-use crate::watch::WatchSettings;
+use crate::watch::settings::WatchSettings;
 
 /// Problems reading or writing the configuration.
 #[derive(Debug, thiserror::Error)]

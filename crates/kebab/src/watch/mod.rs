@@ -34,70 +34,21 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 use notify::{EventKind, RecommendedWatcher, RecursiveMode, Watcher};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 use crate::app::{App, Plugins};
 use crate::indexes::Indexes;
 use crate::ingest::{IngestError, IngestReport, Progress};
 use kebab_store::{Root, StoreError};
 
+pub mod settings;
+pub use settings::WatchSettings;
+
 /// How often a watcher tells the index it is alive.
 pub const HEARTBEAT: Duration = Duration::from_secs(5);
 /// Most paths applied in one batch: a checkout of 50 000 files goes
 /// through the pipeline in bounded pieces.
 pub const MAX_BATCH: usize = 2_000;
-
-/// `[watch]`: how `kebab watch` batches changes and when it falls back.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-#[serde(default)]
-pub struct WatchSettings {
-    /// A root's changes are applied once it has had none for this long,
-    /// in milliseconds.
-    pub quiet_ms: u64,
-    /// … or at the latest this long after the first of them.
-    pub max_delay_ms: u64,
-    /// Seconds between rescans of a root that cannot be watched (watch
-    /// limit reached, queue overflowed) or has disappeared.
-    pub rescan_secs: u64,
-    /// Most directories watched in one root; a root with more is rescanned
-    /// instead, as when the OS watch limit is reached.
-    pub max_dirs: usize,
-}
-
-impl Default for WatchSettings {
-    fn default() -> Self {
-        WatchSettings {
-            quiet_ms: 300,
-            max_delay_ms: 2_000,
-            rescan_secs: 60,
-            max_dirs: 100_000,
-        }
-    }
-}
-
-impl WatchSettings {
-    fn quiet(&self) -> Duration {
-        Duration::from_millis(self.quiet_ms)
-    }
-
-    fn max_delay(&self) -> Duration {
-        Duration::from_millis(self.max_delay_ms)
-    }
-
-    fn rescan(&self) -> Duration {
-        Duration::from_secs(self.rescan_secs.max(1))
-    }
-
-    /// The timings within their bounds (a day at most), the first one over
-    /// naming `[watch]`, its key and bound.
-    pub fn check(&self) -> Result<(), String> {
-        use kebab_core::bounds::{MAX_TIMEOUT_SECS, at_most};
-        at_most("quiet_ms", self.quiet_ms, MAX_TIMEOUT_SECS * 1000)
-            .and_then(|()| at_most("max_delay_ms", self.max_delay_ms, MAX_TIMEOUT_SECS * 1000))
-            .and_then(|()| at_most("rescan_secs", self.rescan_secs, MAX_TIMEOUT_SECS))
-            .map_err(|e| format!("[watch] {e}"))
-    }
-}
 
 /// Failures that stop the watcher (a file's problem never does).
 #[derive(Debug, thiserror::Error)]
