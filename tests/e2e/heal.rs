@@ -1,13 +1,15 @@
 //! Derived indexes heal themselves: the real binary against an index
 //! damaged on disk — the LanceDB directory deleted, its version manifests
-//! garbled, the FTS5 table or its triggers dropped — and a SQLite file that
-//! is really damaged (said plainly) or only read-only (still searched).
+//! garbled, the FTS5 table or its triggers dropped (reported by doctor and
+//! search until an ingest rebuilds them) — and a SQLite file that is
+//! really damaged (said plainly) or only read-only (still searched).
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
+use crate::llm_server::{LlmServer, Script, Wire};
 use crate::support::{
     Kb, NO_EMBEDDINGS, doctor_check, embedding_config, sample_corpus, vector_counts,
 };
@@ -277,6 +279,14 @@ fn a_dropped_or_emptied_full_text_index_is_rebuilt_by_ingest() {
         db.execute_batch(breakage).unwrap();
         drop(db);
 
+        // Without vectors a search is lexical: it says why it cannot run.
+        let (err, code) = error_of(&kb, &["search", WORD]);
+        assert_eq!(
+            (code, err["code"].as_str()),
+            (2, Some("full_text_index_damaged")),
+            "{breakage}: {err}"
+        );
+
         // A new note with a word found nowhere else: written after the
         // damage, it needs the triggers back too.
         std::fs::write(
@@ -302,6 +312,119 @@ fn a_dropped_or_emptied_full_text_index_is_rebuilt_by_ingest() {
             "{breakage}: {again:#}"
         );
     }
+}
+
+/// `kebab doctor`'s exit code and the names of its failing checks.
+fn doctor_failing(kb: &Kb) -> (i32, Vec<String>, Value) {
+    let (doctor, code) = kb.json(&["doctor"]);
+    let failing = doctor["checks"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{doctor:#}"))
+        .iter()
+        .filter(|c| c["ok"] != true)
+        .map(|c| c["name"].as_str().unwrap_or_default().to_string())
+        .collect();
+    (code, failing, doctor)
+}
+
+#[test]
+fn a_damaged_full_text_index_is_reported_by_doctor_and_search_until_ingest_rebuilds_it() {
+    // A model server that answers, so doctor is healthy but for the index.
+    let llm = LlmServer::start(Wire::Ollama, Script::Answer(vec!["ok".into()]));
+    let kb = Kb::with_config(&format!("{}{}", embedding_config(), llm.config(10)));
+    kb.ingest(&sample_corpus());
+    let search = |args: &[&str]| {
+        let (resp, code) = kb.json(&[&["search"], args].concat());
+        assert_eq!(code, 0, "{args:?}: {resp:#}");
+        resp
+    };
+    let lexical = paths(&search(&[WORD, "--mode", "lexical"]));
+    let vector = paths(&search(&[PARAPHRASE, "--mode", "vector", "--k", "3"]));
+    let hybrid = paths(&search(&[PARAPHRASE, "--k", "3"]));
+    assert!(!lexical.is_empty() && vector.len() == 3);
+
+    for breakage in [
+        "DROP TABLE chunks_fts",
+        "DELETE FROM chunks_fts",
+        "DROP TRIGGER chunks_ai",
+    ] {
+        let (code, failing, doctor) = doctor_failing(&kb);
+        assert_eq!((code, failing.len()), (0, 0), "{breakage}: {doctor:#}");
+        let db = rusqlite::Connection::open(kb.data_dir().join("kebab.sqlite")).unwrap();
+        db.execute_batch(breakage).unwrap();
+        drop(db);
+
+        // doctor: unhealthy for that reason alone, with the way out.
+        let (code, failing, doctor) = doctor_failing(&kb);
+        assert_eq!(
+            (code, failing),
+            (3, vec!["full_text_index".to_string()]),
+            "{breakage}: {doctor:#}"
+        );
+        let check = doctor_check(&doctor, "full_text_index");
+        let detail = check["detail"].as_str().unwrap();
+        assert!(
+            detail.contains("full-text index is damaged"),
+            "{breakage}: {check}"
+        );
+        assert!(
+            check["hint"].as_str().unwrap().contains("kebab ingest"),
+            "{breakage}: {check}"
+        );
+
+        // A lexical search: a typed error with the way out, no raw SQL.
+        let (err, code) = error_of(&kb, &["search", WORD, "--mode", "lexical"]);
+        assert_eq!(code, 2, "{breakage}: {err}");
+        assert_eq!(err["code"], "full_text_index_damaged", "{breakage}: {err}");
+        let message = err["message"].as_str().unwrap();
+        assert!(
+            message.contains("full-text index is damaged") && !message.contains("sqlite:"),
+            "{breakage}: {err}"
+        );
+        assert!(
+            err["hint"].as_str().unwrap().contains("kebab ingest"),
+            "{breakage}: {err}"
+        );
+
+        // The default and an explicit hybrid search go on by vectors,
+        // saying why; a vector search is untouched.
+        for args in [
+            vec![PARAPHRASE, "--k", "3"],
+            vec![PARAPHRASE, "--k", "3", "--mode", "hybrid"],
+        ] {
+            let resp = search(&args);
+            assert_eq!(resp["mode"], "vector", "{breakage} {args:?}: {resp:#}");
+            assert_eq!(paths(&resp), vector, "{breakage} {args:?}");
+            let said = notes(&resp);
+            assert!(
+                said.contains("full-text index is damaged")
+                    && said.contains("kebab ingest")
+                    && said.contains("searching by vectors only"),
+                "{breakage} {args:?}: {resp:#}"
+            );
+        }
+        let resp = search(&[PARAPHRASE, "--mode", "vector", "--k", "3"]);
+        assert_eq!(
+            (paths(&resp), notes(&resp)),
+            (vector.clone(), String::new())
+        );
+
+        // Ingest rebuilds it: doctor is healthy and search as before.
+        let report = kb.ingest(&sample_corpus());
+        assert!(
+            report["warnings"].to_string().contains("full-text index"),
+            "{breakage}: {report:#}"
+        );
+        assert_eq!(paths(&search(&[WORD, "--mode", "lexical"])), lexical);
+        let resp = search(&[PARAPHRASE, "--k", "3"]);
+        assert_eq!(resp["mode"], "hybrid", "{breakage}: {resp:#}");
+        assert_eq!(
+            (paths(&resp), notes(&resp)),
+            (hybrid.clone(), String::new())
+        );
+    }
+    let (code, failing, doctor) = doctor_failing(&kb);
+    assert_eq!((code, failing.len()), (0, 0), "{doctor:#}");
 }
 
 #[test]

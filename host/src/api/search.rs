@@ -109,6 +109,7 @@ impl Session {
         let app = self.indexed_app()?;
         let mut notes = Vec::new();
         let channel = self.channel_for(&mut requested, &mut notes)?;
+        self.full_text_for(&mut requested, channel.is_some(), &mut notes)?;
         let mode = match (requested, &channel) {
             (Some(m), _) => m,
             (None, Some(_)) => Mode::Hybrid,

@@ -338,23 +338,24 @@ impl Store {
     }
 
     /// Whether the index holds any chunk. Constant time, unlike
-    /// [`Store::counts`], whose counts read every page of the chunk and FTS
-    /// tables (~55 MB at 100k chunks): search calls this on every query.
+    /// [`Store::counts`], whose counts read every page of the document and
+    /// chunk tables: search calls this on every query.
     pub fn has_chunks(&self) -> Result<bool, StoreError> {
         Ok(self
             .conn
             .query_row("SELECT EXISTS (SELECT 1 FROM chunks)", [], |r| r.get(0))?)
     }
 
-    /// Row counts of the main tables (documents, chunks, FTS rows).
-    pub fn counts(&self) -> Result<(u64, u64, u64), StoreError> {
+    /// Row counts of the main tables (documents, chunks). Whether the
+    /// full-text index holds a row per chunk is
+    /// [`Store::full_text_damage`]'s question.
+    pub fn counts(&self) -> Result<(u64, u64), StoreError> {
         let count = |sql: &str| -> Result<u64, StoreError> {
             Ok(self.conn.query_row(sql, [], |r| r.get::<_, i64>(0))? as u64)
         };
         Ok((
             count("SELECT count(*) FROM documents")?,
             count("SELECT count(*) FROM chunks")?,
-            count("SELECT count(*) FROM chunks_fts")?,
         ))
     }
 
@@ -471,12 +472,14 @@ mod tests {
                 .unwrap(),
             WriteOutcome::New
         );
-        assert_eq!(store.counts().unwrap(), (2, 2, 2));
+        assert_eq!(store.counts().unwrap(), (2, 2));
+        assert_eq!(store.full_text_damage().unwrap(), None);
         assert_eq!(
             store.replace_document(&doc("a.md", "lion mane")).unwrap(),
             WriteOutcome::Updated
         );
-        assert_eq!(store.counts().unwrap(), (2, 2, 2));
+        assert_eq!(store.counts().unwrap(), (2, 2));
+        assert_eq!(store.full_text_damage().unwrap(), None);
         let hits = store
             .lexical_search("\"zebra\"", 10, &ChunkFilter::default())
             .unwrap();
@@ -484,7 +487,8 @@ mod tests {
         assert_eq!(hits[0].0.workspace_path, "b.md");
         assert!(hits[0].1 > 0.0);
         assert_eq!(store.remove_documents(&["b.md".into()]).unwrap(), 1);
-        assert_eq!(store.counts().unwrap(), (1, 1, 1));
+        assert_eq!(store.counts().unwrap(), (1, 1));
+        assert_eq!(store.full_text_damage().unwrap(), None);
         assert!(store.has_chunks().unwrap());
         assert!(
             store
