@@ -23,7 +23,9 @@ pub use lookup::{ChunkRow, DocRef};
 pub use retrieval::{ChunkFilter, HitRow};
 pub use stats::IndexStats;
 
-use std::path::Path;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, PoisonError};
 
 use rusqlite::{Connection, OptionalExtension, params};
 use serde_json::Value;
@@ -138,6 +140,48 @@ impl StoreError {
 /// An open index.
 pub struct Store {
     conn: Connection,
+    /// Counts this connection in [`OPEN_HERE`] (dropped after `conn`).
+    _open_here: Option<OpenHere>,
+}
+
+/// Index files this process has open through [`Store::open`], by the path
+/// they were opened by, with how many stores hold each. SQLite's locks
+/// are POSIX record locks, which belong to the process: closing any
+/// descriptor of a file drops all of them, those of every connection in
+/// the process. Another process closing its last connection then takes
+/// the lock that tells it nobody else uses the index, checkpoints and
+/// deletes the write-ahead log under this process's connections, whose
+/// next commits are lost. So [`check_length`], which opens and closes the
+/// file, runs only while no store of this process has it open.
+static OPEN_HERE: Mutex<BTreeMap<PathBuf, usize>> = Mutex::new(BTreeMap::new());
+
+/// One store's count in [`OPEN_HERE`], given back when it drops.
+struct OpenHere(PathBuf);
+
+impl OpenHere {
+    /// Count one more store of `path`. The first in this process has the
+    /// file's length checked first ([`check_length`]), under the same lock
+    /// as the count, so no other thread's store is opening it meanwhile.
+    fn count(path: &Path) -> Result<OpenHere, StoreError> {
+        let mut open = OPEN_HERE.lock().unwrap_or_else(PoisonError::into_inner);
+        if !open.contains_key(path) {
+            check_length(path)?;
+        }
+        *open.entry(path.to_path_buf()).or_insert(0) += 1;
+        Ok(OpenHere(path.to_path_buf()))
+    }
+}
+
+impl Drop for OpenHere {
+    fn drop(&mut self) {
+        let mut open = OPEN_HERE.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(n) = open.get_mut(&self.0) {
+            *n -= 1;
+            if *n == 0 {
+                open.remove(&self.0);
+            }
+        }
+    }
 }
 
 /// Current UTC time, RFC 3339.
@@ -159,7 +203,8 @@ fn parse_json<T: serde::de::DeserializeOwned + Default>(text: &str) -> T {
 /// or a copy, say) is [`StoreError::Damaged`]: SQLite would only notice
 /// when a query reaches a missing page, and might first answer from the
 /// pages left. Skipped while a write-ahead log is in use: the header is
-/// then written back before the pages after it.
+/// then written back before the pages after it. Never called while this
+/// process has the file open in SQLite (see [`OPEN_HERE`]).
 fn check_length(path: &Path) -> Result<(), StoreError> {
     use std::io::Read;
     let wal = path.with_file_name(format!(
@@ -225,13 +270,15 @@ impl Store {
     /// existing index this process may not write is opened read-only
     /// ([`Store::open_read_only`]) instead.
     pub fn open(path: &Path) -> Result<Store, StoreError> {
-        check_length(path)?;
-        match Store::open_writable(path) {
+        let open_here = OpenHere::count(path)?;
+        let mut store = match Store::open_writable(path) {
             Err(e) if e.is_unwritable() && path.is_file() => {
                 Store::open_read_only(path).map_err(|_| e)
             }
             opened => opened,
-        }
+        }?;
+        store._open_here = Some(open_here);
+        Ok(store)
     }
 
     /// Open an index to read only, for a data directory this process may
@@ -257,7 +304,10 @@ impl Store {
         let supported = MIGRATIONS.last().map(|m| m.0).unwrap_or(0);
         let open = |mode: &str| -> Result<Store, StoreError> {
             let conn = Connection::open_with_flags(format!("file:{escaped}?{mode}"), flags)?;
-            let store = Store { conn };
+            let store = Store {
+                conn,
+                _open_here: None,
+            };
             let found = store.schema_version()?;
             if found < supported {
                 return Err(StoreError::ReadOnlyOutdated { found, supported });
@@ -279,7 +329,10 @@ impl Store {
         conn.execute_batch(
             "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;",
         )?;
-        let mut store = Store { conn };
+        let mut store = Store {
+            conn,
+            _open_here: None,
+        };
         store.migrate()?;
         Ok(store)
     }
