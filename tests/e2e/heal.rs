@@ -2,7 +2,8 @@
 //! damaged on disk — the LanceDB directory deleted, its version manifests
 //! garbled, the FTS5 table or its triggers dropped (reported by doctor and
 //! search until an ingest rebuilds them) — and a SQLite file that is
-//! really damaged (said plainly) or only read-only (still searched).
+//! really damaged (said plainly) or only read-only (still searched, by
+//! vectors too).
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -11,7 +12,7 @@ use serde_json::Value;
 
 use crate::llm_server::{LlmServer, Script, Wire};
 use crate::support::{
-    Kb, NO_EMBEDDINGS, doctor_check, embedding_config, sample_corpus, vector_counts,
+    Kb, NO_EMBEDDINGS, assets_dir, doctor_check, embedding_config, sample_corpus, vector_counts,
 };
 
 /// A paraphrase only the vector channel matches well, and a word the
@@ -536,4 +537,94 @@ fn a_read_only_index_is_still_searched_and_ingest_says_why_it_cannot_write() {
 
     // Writable again (the temp dir must be removable).
     std::fs::set_permissions(&data, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+/// Every file under `dir` (and below) set to `file_mode`, every directory
+/// (`dir` too) to `dir_mode`.
+fn chmod_tree(dir: &Path, file_mode: u32, dir_mode: u32) {
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(dir_mode)).unwrap();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            chmod_tree(&path, file_mode, dir_mode);
+        } else {
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(file_mode)).unwrap();
+        }
+    }
+}
+
+/// The files of `from` in a new directory `to`: hard links where the file
+/// system allows (the model is ~100 MB), copies otherwise.
+fn link_files(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_file() {
+            let target = to.join(path.file_name().unwrap());
+            if std::fs::hard_link(&path, &target).is_err() {
+                std::fs::copy(&path, &target).unwrap();
+            }
+        }
+    }
+}
+
+#[test]
+fn a_read_only_index_with_vectors_is_still_searched_by_vectors_and_hybrid() {
+    // The bundled model and ONNX Runtime where the unprivileged user can
+    // read them (the assets may sit in a home it cannot enter).
+    let kb = Kb::new();
+    let assets = kb.dir.path().join("assets");
+    let (model, runtime) = (assets.join("model"), assets.join("onnxruntime"));
+    link_files(&assets_dir().join("models/all-minilm-l6-v2"), &model);
+    link_files(&assets_dir().join("onnxruntime"), &runtime);
+    std::fs::write(
+        kb.dir.path().join("config.toml"),
+        format!(
+            "[models.embedding]\nmodel = \"all-minilm-l6-v2\"\npath = \"{}\"\nruntime = \"{}\"\n",
+            model.display(),
+            runtime.display()
+        ),
+    )
+    .unwrap();
+    let report = kb.ingest(&sample_corpus());
+    let (chunks, records, rows, same) = vector_counts(&kb);
+    assert!(
+        chunks > 0 && same && records == chunks && rows == chunks,
+        "{report:#}"
+    );
+    let expected: Vec<(Vec<&str>, Value)> = [
+        vec!["search", PARAPHRASE, "--mode", "vector", "--k", "3"],
+        vec!["search", PARAPHRASE, "--k", "3"],
+        vec!["search", WORD, "--mode", "hybrid"],
+    ]
+    .into_iter()
+    .map(|args| {
+        let (resp, code) = kb.json(&args);
+        assert_eq!(code, 0, "{args:?}: {resp:#}");
+        (args, resp)
+    })
+    .collect();
+
+    // The whole data directory, vector table included, loses its write
+    // permission for a user that permission bits bind.
+    let user = crate::support::Unprivileged::new(&kb);
+    let data = kb.data_dir();
+    chmod_tree(&data, 0o444, 0o555);
+
+    for (args, before) in &expected {
+        let (resp, code) = user.json(args);
+        assert_eq!(code, 0, "{args:?}: {resp:#}");
+        assert_eq!(resp["mode"], before["mode"], "{args:?}: {resp:#}");
+        assert_eq!(paths(&resp), paths(before), "{args:?}: {resp:#}");
+        assert_eq!(notes(&resp), "", "{args:?}: {resp:#}");
+    }
+    let (doctor, _) = user.json(&["doctor"]);
+    for name in ["sqlite_open", "full_text_index", "embedding_model"] {
+        let check = doctor_check(&doctor, name);
+        assert_eq!(check["ok"], true, "{check}");
+    }
+    assert_eq!(doctor_check(&doctor, "data_dir_writable")["ok"], false);
+
+    // Writable again (the temp dir must be removable).
+    chmod_tree(&data, 0o644, 0o755);
 }
