@@ -231,6 +231,7 @@ pub fn watch(
     cancel: &AtomicBool,
     on_event: &mut dyn FnMut(WatchEvent<'_>),
 ) -> Result<(), WatchError> {
+    lower_priority(settings.nice);
     let queue = Arc::new(Queue {
         pending: Mutex::new(roots.iter().map(|_| Pending::default()).collect()),
         bell: Condvar::new(),
@@ -544,6 +545,26 @@ fn add_watches(
     }
     Ok(())
 }
+
+/// Lower this thread's CPU priority to `nice` (`[watch] nice`), unless it
+/// is lower already. On Linux a niceness is a thread's, and the threads
+/// this one starts later (the parse workers, ONNX Runtime's pool when the
+/// model loads) inherit it: so under `kebab serve --watch` only the
+/// watcher's work runs behind the queries.
+#[cfg(unix)]
+fn lower_priority(nice: i32) {
+    // SAFETY: getpriority and setpriority read and set the calling
+    // thread's (process's) niceness; no memory is passed.
+    unsafe {
+        let now = libc::getpriority(libc::PRIO_PROCESS as _, 0);
+        if now < nice {
+            libc::setpriority(libc::PRIO_PROCESS as _, 0, nice);
+        }
+    }
+}
+
+#[cfg(not(unix))]
+fn lower_priority(_nice: i32) {}
 
 /// Why watching failed, with the setting that fixes it when there is one.
 fn watch_error_reason(e: &notify::Error) -> String {
