@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Incremental rebuild time after a one-line edit: for each FILE given, append
+# a line comment to it, time `cargo build --workspace --bins` (dev profile,
+# the profile the tests use; `--timings` writes the per-crate report under
+# $CARGO_TARGET_DIR/cargo-timings/), then restore the file and rebuild so the
+# next measurement starts warm. Prints one "seconds  file" line per file.
+# `--workspace`, not `-p kebab`: the feature set the tests build, so a warm
+# target directory stays warm.
+#
+#   scripts/bench_rebuild.sh crates/kebab/src/api/search.rs crates/search/src/search.rs
+#
+# Run it with a warm target directory and nothing else using the CPU.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/setup.sh >/dev/null
+cargo build --workspace --bins --quiet
+for file in "$@"; do
+    cp "$file" "$file.bench-orig"
+    printf '\n// rebuild benchmark edit %s\n' "$(date +%s%N)" >>"$file"
+    start=$(date +%s.%N)
+    cargo build --workspace --bins --timings --quiet
+    end=$(date +%s.%N)
+    mv "$file.bench-orig" "$file"
+    printf '%6.1f  %s\n' "$(echo "$end - $start" | bc)" "$file"
+    cargo build --workspace --bins --quiet
+done
