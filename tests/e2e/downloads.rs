@@ -2,9 +2,11 @@
 //! <URL>` and `kebab models pull` against a loopback server that sends an
 //! endless body or announces 100 GiB (stopped at the cap, refused up
 //! front, measured by what the server managed to send and the process's
-//! peak memory), a malformed `--blake3` refused before any network, the
-//! warning for a plugin over plain `http://`, and config files that are
-//! devices, FIFOs, too large, or full of unknown keys.
+//! peak memory), a malformed `--blake3` refused before any network, a
+//! download that is not the component its `--blake3` pins refused as it
+//! ends (hashed while it streamed, never read back), the warning for a
+//! plugin over plain `http://`, and config files that are devices, FIFOs,
+//! too large, or full of unknown keys.
 
 use std::io::{Read, Write};
 use std::net::TcpListener;
@@ -405,6 +407,53 @@ fn a_malformed_blake3_is_refused_before_any_network() {
     }
     assert_eq!(server.requests(), 0, "no request was made");
     assert!(no_files_under(&kb.data_dir().join("plugins")));
+}
+
+#[test]
+fn a_download_not_matching_its_blake3_pin_is_refused_as_it_ends_unread() {
+    let kb = Kb::with_config("[plugins]\nmax_download_mb = 128\n");
+    let pin = "0".repeat(64);
+    // A small body, then one of 100 MiB: the larger costs no more memory,
+    // since the mismatch is known from the hash kept while streaming and
+    // the file is deleted without being read back.
+    let mut peaks = Vec::new();
+    for size in [4 << 10, 100 * MIB as usize] {
+        let body: Vec<u8> = (0..size).map(|i| (i % 251) as u8).collect();
+        let actual = blake3::hash(&body).to_hex().to_string();
+        let server = Server::start(Body::Exactly(body));
+        let run = run_measured(
+            kb.cmd(&[
+                "--json",
+                "plugin",
+                "install",
+                &server.url("/p.wasm"),
+                "--blake3",
+                &pin,
+            ]),
+            Duration::from_secs(120),
+        );
+        assert_eq!(run.code, Some(2), "{size}: {}", run.stderr);
+        let error = run.error();
+        assert_eq!(error["code"], "hash_mismatch", "{size}: {error}");
+        let message = error["message"].as_str().unwrap_or_default();
+        assert!(
+            message.contains(&pin) && message.contains(&actual),
+            "{size}: {message}"
+        );
+        assert_eq!(server.sent(), size as u64, "the whole body was sent");
+        assert!(
+            no_files_under(&kb.data_dir().join("plugins")),
+            "{size}: the download was deleted"
+        );
+        assert!(run.stdout.is_empty(), "nothing installed: {}", run.stdout);
+        peaks.push(run.peak_rss_bytes);
+    }
+    assert!(
+        peaks[1] < peaks[0] + 40 * MIB,
+        "a 100 MiB mismatch was read back into memory: peak {} MiB against {} MiB for 4 KiB",
+        peaks[1] / MIB,
+        peaks[0] / MIB
+    );
 }
 
 #[test]

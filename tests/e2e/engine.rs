@@ -2,7 +2,9 @@
 //! arguments, config settings) are refused by name against their bound
 //! instead of overflowing; over MCP a call that used to panic the engine
 //! leaves it answering, an `ask` streaming from a slow model holds up no
-//! search or fetch, and the requests rmcp used to leave unanswered (a line
+//! search or fetch (nor, from a model that never finishes, another MCP
+//! server's or the CLI's on the same index until `timeout_secs` ends it),
+//! and the requests rmcp used to leave unanswered (a line
 //! over the size limit, a lone surrogate, an id already in flight) get a
 //! JSON-RPC error addressed to them.
 
@@ -272,6 +274,127 @@ fn an_ask_streaming_from_a_slow_model_holds_up_no_search_or_fetch() {
             ended < ask_ended - 1.0,
             "a call issued while the answer streamed ended at {ended} s, the answer at {ask_ended} s"
         );
+    }
+}
+
+#[test]
+fn an_endless_ask_holds_up_neither_its_own_client_nor_another_until_its_timeout() {
+    // A token every 100 ms, never finished: only `timeout_secs` ends it.
+    const TIMEOUT: u64 = 20;
+    let server = LlmServer::start(
+        Wire::Ollama,
+        Script::Endless("tick ".into(), Duration::from_millis(100)),
+    );
+    let kb = Kb::with_config(&format!("{NO_EMBEDDINGS}{}", server.config(TIMEOUT)));
+    kb.ingest(&sample_corpus());
+    let (hits, _) = kb.search("raft leader", 1);
+    let doc_id = hits[0]["doc_id"].as_str().unwrap();
+    let search = call("search", json!({ "query": "raft leader", "k": 2 }));
+    let fetch = call("fetch", json!({ "kind": "doc", "doc_id": doc_id }));
+    let later = |after: f64, step: &Value| {
+        let mut step = step.clone();
+        step["after"] = json!(after);
+        step
+    };
+    let steps = json!([{ "concurrently": [
+        call("ask", json!({ "question": QUESTION })),
+        later(2.0, &search),
+        later(2.5, &fetch),
+    ]}]);
+    let mut asking = client(&kb, &steps);
+
+    // Once the ask streams, a second MCP server and the CLI on the same
+    // data directory are answered while it still does.
+    let waited = Instant::now();
+    while server.streaming() == 0 {
+        assert!(
+            waited.elapsed() < Duration::from_secs(60),
+            "the ask never reached the model"
+        );
+        assert!(
+            asking.try_wait().expect("poll the client").is_none(),
+            "the client ended before its ask streamed"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let streaming_since = Instant::now();
+    let other = report_within(
+        client(&kb, &json!([search.clone(), fetch.clone()])),
+        Duration::from_secs(60),
+    );
+    for result in other["results"].as_array().unwrap() {
+        ok(result);
+    }
+    assert_eq!(
+        ok(&other["results"][0])["hits"].as_array().unwrap().len(),
+        2,
+        "{other:#}"
+    );
+    assert_eq!(ok(&other["results"][1])["doc_id"], doc_id, "{other:#}");
+    let (out, _) = crate::support::output_within(
+        kb.cmd(&["--json", "search", "raft leader", "--k", "2"]),
+        Duration::from_secs(60),
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let cli: Value = serde_json::from_slice(&out.stdout).expect("search_response.v1");
+    assert_eq!(cli["hits"].as_array().unwrap().len(), 2, "{cli:#}");
+    let others_took = streaming_since.elapsed();
+    assert_eq!(
+        server.streaming(),
+        1,
+        "the ask still streams after the other clients were answered ({others_took:?})"
+    );
+    assert!(
+        asking.try_wait().expect("poll the client").is_none(),
+        "the ask's client is still waiting"
+    );
+    // The other processes closing the index left the server's write-ahead
+    // log alone: they saw that the server still holds it open.
+    assert!(
+        kb.data_dir().join("kebab.sqlite-wal").is_file(),
+        "another process deleted the write-ahead log under the running server"
+    );
+
+    // The ask's own search and fetch were answered at once; the ask ends
+    // at the timeout as the bounded refusal, and the stream is closed.
+    let r = report_within(asking, Duration::from_secs(120));
+    let calls = r["results"][0].as_array().unwrap();
+    let ask = &calls[0];
+    assert_eq!(error_code(ask), "timeout", "{ask:#}");
+    let ask_ended = ask["ended"].as_f64().unwrap();
+    assert!(
+        (TIMEOUT as f64 - 1.0..TIMEOUT as f64 + 15.0).contains(&ask_ended),
+        "the ask ended at {ask_ended} s, its timeout is {TIMEOUT} s"
+    );
+    for own in &calls[1..] {
+        ok(own);
+        let (started, ended) = (
+            own["started"].as_f64().unwrap(),
+            own["ended"].as_f64().unwrap(),
+        );
+        assert!(
+            ended - started < 5.0 && ended < ask_ended - 10.0,
+            "a call issued while the ask streamed took {started}..{ended} s, the ask ended at {ask_ended} s"
+        );
+    }
+    let stored = crate::ask::stored(&kb);
+    assert_eq!(stored["refusal_reason"], "timeout", "{stored:#}");
+    assert!(
+        stored["answer"].as_str().unwrap().starts_with("tick tick "),
+        "the partial answer is kept: {stored:#}"
+    );
+    let closed = Instant::now();
+    while server.streaming() > 0 {
+        assert!(
+            closed.elapsed() < Duration::from_secs(10),
+            "kebab still reads the endless stream after its ask ended"
+        );
+        std::thread::sleep(Duration::from_millis(50));
     }
 }
 

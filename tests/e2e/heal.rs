@@ -1,15 +1,18 @@
 //! Derived indexes heal themselves: the real binary against an index
 //! damaged on disk — the LanceDB directory deleted, its version manifests
-//! garbled, the FTS5 table or its triggers dropped — and a SQLite file that
-//! is really damaged (said plainly) or only read-only (still searched).
+//! garbled, the FTS5 table or its triggers dropped (reported by doctor and
+//! search until an ingest rebuilds them) — and a SQLite file that is
+//! really damaged (said plainly) or only read-only (still searched, by
+//! vectors too).
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
+use crate::llm_server::{LlmServer, Script, Wire};
 use crate::support::{
-    Kb, NO_EMBEDDINGS, doctor_check, embedding_config, sample_corpus, vector_counts,
+    Kb, NO_EMBEDDINGS, assets_dir, doctor_check, embedding_config, sample_corpus, vector_counts,
 };
 
 /// A paraphrase only the vector channel matches well, and a word the
@@ -277,6 +280,14 @@ fn a_dropped_or_emptied_full_text_index_is_rebuilt_by_ingest() {
         db.execute_batch(breakage).unwrap();
         drop(db);
 
+        // Without vectors a search is lexical: it says why it cannot run.
+        let (err, code) = error_of(&kb, &["search", WORD]);
+        assert_eq!(
+            (code, err["code"].as_str()),
+            (2, Some("full_text_index_damaged")),
+            "{breakage}: {err}"
+        );
+
         // A new note with a word found nowhere else: written after the
         // damage, it needs the triggers back too.
         std::fs::write(
@@ -302,6 +313,119 @@ fn a_dropped_or_emptied_full_text_index_is_rebuilt_by_ingest() {
             "{breakage}: {again:#}"
         );
     }
+}
+
+/// `kebab doctor`'s exit code and the names of its failing checks.
+fn doctor_failing(kb: &Kb) -> (i32, Vec<String>, Value) {
+    let (doctor, code) = kb.json(&["doctor"]);
+    let failing = doctor["checks"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{doctor:#}"))
+        .iter()
+        .filter(|c| c["ok"] != true)
+        .map(|c| c["name"].as_str().unwrap_or_default().to_string())
+        .collect();
+    (code, failing, doctor)
+}
+
+#[test]
+fn a_damaged_full_text_index_is_reported_by_doctor_and_search_until_ingest_rebuilds_it() {
+    // A model server that answers, so doctor is healthy but for the index.
+    let llm = LlmServer::start(Wire::Ollama, Script::Answer(vec!["ok".into()]));
+    let kb = Kb::with_config(&format!("{}{}", embedding_config(), llm.config(10)));
+    kb.ingest(&sample_corpus());
+    let search = |args: &[&str]| {
+        let (resp, code) = kb.json(&[&["search"], args].concat());
+        assert_eq!(code, 0, "{args:?}: {resp:#}");
+        resp
+    };
+    let lexical = paths(&search(&[WORD, "--mode", "lexical"]));
+    let vector = paths(&search(&[PARAPHRASE, "--mode", "vector", "--k", "3"]));
+    let hybrid = paths(&search(&[PARAPHRASE, "--k", "3"]));
+    assert!(!lexical.is_empty() && vector.len() == 3);
+
+    for breakage in [
+        "DROP TABLE chunks_fts",
+        "DELETE FROM chunks_fts",
+        "DROP TRIGGER chunks_ai",
+    ] {
+        let (code, failing, doctor) = doctor_failing(&kb);
+        assert_eq!((code, failing.len()), (0, 0), "{breakage}: {doctor:#}");
+        let db = rusqlite::Connection::open(kb.data_dir().join("kebab.sqlite")).unwrap();
+        db.execute_batch(breakage).unwrap();
+        drop(db);
+
+        // doctor: unhealthy for that reason alone, with the way out.
+        let (code, failing, doctor) = doctor_failing(&kb);
+        assert_eq!(
+            (code, failing),
+            (3, vec!["full_text_index".to_string()]),
+            "{breakage}: {doctor:#}"
+        );
+        let check = doctor_check(&doctor, "full_text_index");
+        let detail = check["detail"].as_str().unwrap();
+        assert!(
+            detail.contains("full-text index is damaged"),
+            "{breakage}: {check}"
+        );
+        assert!(
+            check["hint"].as_str().unwrap().contains("kebab ingest"),
+            "{breakage}: {check}"
+        );
+
+        // A lexical search: a typed error with the way out, no raw SQL.
+        let (err, code) = error_of(&kb, &["search", WORD, "--mode", "lexical"]);
+        assert_eq!(code, 2, "{breakage}: {err}");
+        assert_eq!(err["code"], "full_text_index_damaged", "{breakage}: {err}");
+        let message = err["message"].as_str().unwrap();
+        assert!(
+            message.contains("full-text index is damaged") && !message.contains("sqlite:"),
+            "{breakage}: {err}"
+        );
+        assert!(
+            err["hint"].as_str().unwrap().contains("kebab ingest"),
+            "{breakage}: {err}"
+        );
+
+        // The default and an explicit hybrid search go on by vectors,
+        // saying why; a vector search is untouched.
+        for args in [
+            vec![PARAPHRASE, "--k", "3"],
+            vec![PARAPHRASE, "--k", "3", "--mode", "hybrid"],
+        ] {
+            let resp = search(&args);
+            assert_eq!(resp["mode"], "vector", "{breakage} {args:?}: {resp:#}");
+            assert_eq!(paths(&resp), vector, "{breakage} {args:?}");
+            let said = notes(&resp);
+            assert!(
+                said.contains("full-text index is damaged")
+                    && said.contains("kebab ingest")
+                    && said.contains("searching by vectors only"),
+                "{breakage} {args:?}: {resp:#}"
+            );
+        }
+        let resp = search(&[PARAPHRASE, "--mode", "vector", "--k", "3"]);
+        assert_eq!(
+            (paths(&resp), notes(&resp)),
+            (vector.clone(), String::new())
+        );
+
+        // Ingest rebuilds it: doctor is healthy and search as before.
+        let report = kb.ingest(&sample_corpus());
+        assert!(
+            report["warnings"].to_string().contains("full-text index"),
+            "{breakage}: {report:#}"
+        );
+        assert_eq!(paths(&search(&[WORD, "--mode", "lexical"])), lexical);
+        let resp = search(&[PARAPHRASE, "--k", "3"]);
+        assert_eq!(resp["mode"], "hybrid", "{breakage}: {resp:#}");
+        assert_eq!(
+            (paths(&resp), notes(&resp)),
+            (hybrid.clone(), String::new())
+        );
+    }
+    let (code, failing, doctor) = doctor_failing(&kb);
+    assert_eq!((code, failing.len()), (0, 0), "{doctor:#}");
 }
 
 #[test]
@@ -413,4 +537,94 @@ fn a_read_only_index_is_still_searched_and_ingest_says_why_it_cannot_write() {
 
     // Writable again (the temp dir must be removable).
     std::fs::set_permissions(&data, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+/// Every file under `dir` (and below) set to `file_mode`, every directory
+/// (`dir` too) to `dir_mode`.
+fn chmod_tree(dir: &Path, file_mode: u32, dir_mode: u32) {
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(dir_mode)).unwrap();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            chmod_tree(&path, file_mode, dir_mode);
+        } else {
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(file_mode)).unwrap();
+        }
+    }
+}
+
+/// The files of `from` in a new directory `to`: hard links where the file
+/// system allows (the model is ~100 MB), copies otherwise.
+fn link_files(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_file() {
+            let target = to.join(path.file_name().unwrap());
+            if std::fs::hard_link(&path, &target).is_err() {
+                std::fs::copy(&path, &target).unwrap();
+            }
+        }
+    }
+}
+
+#[test]
+fn a_read_only_index_with_vectors_is_still_searched_by_vectors_and_hybrid() {
+    // The bundled model and ONNX Runtime where the unprivileged user can
+    // read them (the assets may sit in a home it cannot enter).
+    let kb = Kb::new();
+    let assets = kb.dir.path().join("assets");
+    let (model, runtime) = (assets.join("model"), assets.join("onnxruntime"));
+    link_files(&assets_dir().join("models/all-minilm-l6-v2"), &model);
+    link_files(&assets_dir().join("onnxruntime"), &runtime);
+    std::fs::write(
+        kb.dir.path().join("config.toml"),
+        format!(
+            "[models.embedding]\nmodel = \"all-minilm-l6-v2\"\npath = \"{}\"\nruntime = \"{}\"\n",
+            model.display(),
+            runtime.display()
+        ),
+    )
+    .unwrap();
+    let report = kb.ingest(&sample_corpus());
+    let (chunks, records, rows, same) = vector_counts(&kb);
+    assert!(
+        chunks > 0 && same && records == chunks && rows == chunks,
+        "{report:#}"
+    );
+    let expected: Vec<(Vec<&str>, Value)> = [
+        vec!["search", PARAPHRASE, "--mode", "vector", "--k", "3"],
+        vec!["search", PARAPHRASE, "--k", "3"],
+        vec!["search", WORD, "--mode", "hybrid"],
+    ]
+    .into_iter()
+    .map(|args| {
+        let (resp, code) = kb.json(&args);
+        assert_eq!(code, 0, "{args:?}: {resp:#}");
+        (args, resp)
+    })
+    .collect();
+
+    // The whole data directory, vector table included, loses its write
+    // permission for a user that permission bits bind.
+    let user = crate::support::Unprivileged::new(&kb);
+    let data = kb.data_dir();
+    chmod_tree(&data, 0o444, 0o555);
+
+    for (args, before) in &expected {
+        let (resp, code) = user.json(args);
+        assert_eq!(code, 0, "{args:?}: {resp:#}");
+        assert_eq!(resp["mode"], before["mode"], "{args:?}: {resp:#}");
+        assert_eq!(paths(&resp), paths(before), "{args:?}: {resp:#}");
+        assert_eq!(notes(&resp), "", "{args:?}: {resp:#}");
+    }
+    let (doctor, _) = user.json(&["doctor"]);
+    for name in ["sqlite_open", "full_text_index", "embedding_model"] {
+        let check = doctor_check(&doctor, name);
+        assert_eq!(check["ok"], true, "{check}");
+    }
+    assert_eq!(doctor_check(&doctor, "data_dir_writable")["ok"], false);
+
+    // Writable again (the temp dir must be removable).
+    chmod_tree(&data, 0o644, 0o755);
 }

@@ -73,6 +73,8 @@ pub struct LlmServer {
 #[derive(Default)]
 struct Seen {
     chat_requests: AtomicUsize,
+    /// Chat responses still being written (the client has not gone away).
+    streaming: AtomicUsize,
     chat_bodies: Mutex<Vec<Value>>,
     embeddings: Mutex<Vec<EmbeddingCall>>,
 }
@@ -143,6 +145,12 @@ impl LlmServer {
     /// Chat requests received.
     pub fn chat_requests(&self) -> usize {
         self.seen.chat_requests.load(Ordering::SeqCst)
+    }
+
+    /// Chat responses still streaming: answers not finished, and endless
+    /// ones whose client has not hung up.
+    pub fn streaming(&self) -> usize {
+        self.seen.streaming.load(Ordering::SeqCst)
     }
 
     /// JSON bodies of the chat requests, in order.
@@ -232,7 +240,9 @@ fn serve(conn: TcpStream, wire: Wire, script: &Script, seen: &Seen) {
                 .lock()
                 .unwrap()
                 .push(serde_json::from_slice(&body).unwrap_or(Value::Null));
+            seen.streaming.fetch_add(1, Ordering::SeqCst);
             chat(&mut out, wire, script);
+            seen.streaming.fetch_sub(1, Ordering::SeqCst);
         }
         ("POST", "/v1/embeddings") => {
             let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);

@@ -32,6 +32,7 @@ mod hybrid;
 mod incremental;
 mod large_files;
 mod markup;
+mod multilingual;
 mod one_file;
 mod remote_embedding;
 mod rerank;

@@ -75,6 +75,7 @@ fn a_remote_server_embeds_chunks_once_and_serves_vector_search() {
     for call in &calls {
         assert_eq!(call.body["model"], MODEL);
         assert_eq!(call.body["encoding_format"], "float");
+        assert!(call.body.get("input_type").is_none(), "{:?}", call.body);
         assert!(
             call.body["input"].as_array().unwrap().len() <= 2,
             "{:?}",
@@ -120,6 +121,38 @@ fn a_remote_server_embeds_chunks_once_and_serves_vector_search() {
         "{embedding}"
     );
     assert!(check("onnx_runtime").is_none(), "{doctor}");
+}
+
+#[test]
+fn with_input_type_the_server_is_told_passages_from_queries() {
+    let server = server();
+    let config = format!(
+        "{}input_type = true\n",
+        remote_config(&format!("{}/v1", server.endpoint()), EMBED_DIMS)
+    );
+    let kb = Kb::with_config(&config);
+    let corpus = tempfile::tempdir().unwrap();
+    write_corpus(corpus.path());
+    let report = kb.ingest(corpus.path());
+    // Vectors made this way are kept apart from ones made without it.
+    assert_eq!(
+        report["vectors"]["model"],
+        format!("{MODEL}@v1+input-type"),
+        "{report}"
+    );
+    let ingest_calls = server.embedding_calls();
+    assert!(!ingest_calls.is_empty());
+    for call in &ingest_calls {
+        assert_eq!(call.body["input_type"], "passage", "{:?}", call.body);
+    }
+    let (resp, code) = kb.json(&["search", "sourdough loaves", "--mode", "vector"]);
+    assert_eq!(code, 0, "{resp}");
+    assert_eq!(resp["hits"][0]["doc_path"], "bread.md", "{resp}");
+    let calls = server.embedding_calls();
+    let query = &calls[ingest_calls.len()..];
+    assert_eq!(query.len(), 1, "{calls:?}");
+    assert_eq!(query[0].body["input_type"], "query");
+    assert_eq!(query[0].body["input"][0], "sourdough loaves");
 }
 
 #[test]

@@ -30,7 +30,13 @@ struct Watcher {
 
 impl Watcher {
     fn start(kb: &Kb, roots: &[&Path]) -> Watcher {
+        Watcher::start_with(kb, &[], roots)
+    }
+
+    /// [`Watcher::start`] with `options` after `watch`.
+    fn start_with(kb: &Kb, options: &[&str], roots: &[&Path]) -> Watcher {
         let mut args = vec!["--json", "watch"];
+        args.extend(options);
         args.extend(roots.iter().map(|r| r.to_str().unwrap()));
         let mut child = kb
             .cmd(&args)
@@ -426,4 +432,52 @@ fn a_file_moved_between_roots_and_a_file_written_slowly_end_up_right() {
     eventually(&kb, "finishedword", &["slow.md"], SOON);
     assert_eq!(found(&kb, "halfword"), vec!["slow.md"]);
     drop(w);
+}
+
+/// The niceness of each of `pid`'s threads (field 19 of
+/// `/proc/PID/task/TID/stat`), by thread id.
+fn thread_niceness(pid: u32) -> Vec<(u32, i64)> {
+    let mut out = Vec::new();
+    for task in std::fs::read_dir(format!("/proc/{pid}/task")).unwrap() {
+        let task = task.unwrap();
+        let Ok(stat) = std::fs::read_to_string(task.path().join("stat")) else {
+            continue;
+        };
+        // After the command name, which ends at the last `)`: state is
+        // field 3, so niceness (19) is the 17th from there.
+        let fields: Vec<&str> = stat
+            .rsplit_once(')')
+            .unwrap()
+            .1
+            .split_whitespace()
+            .collect();
+        let tid = task.file_name().to_str().unwrap().parse().unwrap();
+        out.push((tid, fields[16].parse().unwrap()));
+    }
+    out
+}
+
+#[test]
+fn the_watcher_runs_at_its_niceness_and_its_settings_are_checked() {
+    let kb = Kb::with_config(&format!("{NO_EMBEDDINGS}{FAST}nice = 12\n"));
+    let root = kb.dir.path().join("notes");
+    write(&root.join("a.md"), "# One\n\nfirst note\n");
+    let mut w = Watcher::start_with(&kb, &["--max-threads", "1"], &[&root]);
+    write(&root.join("b.md"), "# Two\n\nniceword in a second note\n");
+    eventually(&kb, "niceword", &["b.md"], SOON);
+    let pid = w.child.id();
+    let threads = thread_niceness(pid);
+    let main = threads.iter().find(|(tid, _)| *tid == pid).unwrap().1;
+    assert_eq!(main, 12, "the watching thread's niceness: {threads:?}");
+    assert_eq!(w.stop(), 130);
+
+    // Out of bounds: refused before anything runs, naming the setting.
+    let bad = Kb::with_config(&format!("{NO_EMBEDDINGS}[watch]\nnice = 25\n"));
+    let out = bad.run(&["watch", root.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("[watch] nice = 25"), "{err}");
+    let out = kb.run(&["watch", "--max-threads", "0", root.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--max-threads"));
 }

@@ -182,6 +182,20 @@ pub struct ChunkingConfig {
 }
 
 impl Config {
+    /// At most `threads` threads parse files and at most `threads` compute
+    /// a local embedding model's vectors (`kebab watch --max-threads`), so
+    /// a background indexer leaves the rest of the machine free.
+    pub fn limit_threads(&mut self, threads: usize) {
+        let threads = threads.max(1);
+        let indexing = &mut self.indexing.max_parallel_extractors;
+        *indexing = (*indexing).min(threads);
+        let embedding = &mut self.models.embedding.threads;
+        *embedding = match *embedding {
+            0 => threads,
+            n => n.min(threads),
+        };
+    }
+
     /// The chunk policy every plugin is given.
     pub fn chunk_policy(&self) -> ChunkPolicy {
         ChunkPolicy {

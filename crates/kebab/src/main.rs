@@ -186,6 +186,11 @@ enum Command {
         /// Roots to watch, by name or directory (a new directory becomes a
         /// root) [default: every root of the index].
         roots: Vec<String>,
+        /// Parse and embed on at most this many threads (lowers
+        /// `[indexing] max_parallel_extractors` and the embedding model's
+        /// threads), to keep a laptop responsive.
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=1024))]
+        max_threads: Option<u16>,
     },
     /// Manage parser plugins.
     Plugin {
@@ -562,6 +567,12 @@ fn dispatch(
             )
         }
         Command::Roots { what } => roots_cmd(&Session::new(config, paths), what, json),
-        Command::Watch { roots } => watch(&Session::new(config, paths), &roots, json),
+        Command::Watch { roots, max_threads } => {
+            let mut config = config;
+            if let Some(n) = max_threads {
+                config.limit_threads(usize::from(n));
+            }
+            watch(&Session::new(config, paths), &roots, json)
+        }
     }
 }

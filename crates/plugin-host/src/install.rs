@@ -3,8 +3,10 @@
 //! A component is read bounded (`[plugins] max_download_mb`: a download
 //! streams to a temporary file and stops at the cap, a local file must be
 //! a regular file under it), its `--blake3` pin checked before it is
-//! parsed, and an install that would take files from another plugin needs
-//! the same consent as replacing a built-in one (`--replace-builtin`).
+//! parsed (a download is hashed as it streams, so one that is not the
+//! pinned component is refused as it ends, never read back), and an
+//! install that would take files from another plugin needs the same
+//! consent as replacing a built-in one (`--replace-builtin`).
 
 use std::path::{Path, PathBuf};
 
@@ -200,8 +202,15 @@ fn is_url(source: &str) -> bool {
 
 /// Read a component, at most `cap` bytes, from a file, a directory (its
 /// `plugin.wasm` or only `.wasm`), or an `http(s)://` URL (streamed into
-/// a temporary file under `data_dir`'s plugins directory, deleted after).
-pub fn fetch(source: &str, data_dir: &Path, cap: DownloadCap) -> Result<Vec<u8>, InstallError> {
+/// a temporary file under `data_dir`'s plugins directory, deleted after,
+/// and hashed as it streams: a download whose blake3 is not
+/// `expected_blake3` is refused as it ends, without reading it back).
+pub fn fetch(
+    source: &str,
+    data_dir: &Path,
+    cap: DownloadCap,
+    expected_blake3: Option<&str>,
+) -> Result<Vec<u8>, InstallError> {
     let fail = |detail: String| InstallError::Source {
         source_name: source.to_string(),
         detail,
@@ -215,7 +224,11 @@ pub fn fetch(source: &str, data_dir: &Path, cap: DownloadCap) -> Result<Vec<u8>,
             .map_err(|e| fail(e.to_string()))?;
         let dir = plugins_dir(data_dir);
         std::fs::create_dir_all(&dir).map_err(|e| write_err(&dir, e))?;
-        let file = kebab_core::http::download(response, source, &dir, cap, |_, _| {})?;
+        let mut hasher = blake3::Hasher::new();
+        let file = kebab_core::http::download(response, source, &dir, cap, |chunk, _| {
+            hasher.update(chunk);
+        })?;
+        check_pin(source, expected_blake3, &hasher.finalize().to_hex())?;
         return std::fs::read(file.path()).map_err(|e| write_err(file.path(), e));
     }
     let path = Path::new(source);
@@ -261,6 +274,21 @@ pub fn fetch(source: &str, data_dir: &Path, cap: DownloadCap) -> Result<Vec<u8>,
     })
 }
 
+/// Refuse a component from `source` whose blake3 hex digest, `actual`, is
+/// not the `expected` pin (when there is one).
+fn check_pin(source: &str, expected: Option<&str>, actual: &str) -> Result<(), InstallError> {
+    match expected {
+        Some(expected) if !expected.eq_ignore_ascii_case(actual) => {
+            Err(InstallError::HashMismatch {
+                source_name: source.to_string(),
+                expected: expected.to_string(),
+                actual: actual.to_string(),
+            })
+        }
+        _ => Ok(()),
+    }
+}
+
 /// Versions of `name` installed under `data_dir`, ascending.
 pub fn installed_versions(data_dir: &Path, name: &str) -> Vec<Version> {
     if crate::identity::check_name(name).is_err() {
@@ -289,15 +317,7 @@ pub fn install(
     options: InstallOptions<'_>,
 ) -> Result<Installed, InstallError> {
     let actual = kebab_core::ids::checksum(bytes);
-    if let Some(expected) = options.expected_blake3
-        && !expected.eq_ignore_ascii_case(&actual)
-    {
-        return Err(InstallError::HashMismatch {
-            source_name: source.to_string(),
-            expected: expected.to_string(),
-            actual,
-        });
-    }
+    check_pin(source, options.expected_blake3, &actual)?;
     // Compiles (filling the code cache), checks the world, the API version
     // and the plugin's info (name, versions, patterns: what the registry
     // will need to load it later); info() is cached for later loads.

@@ -26,8 +26,8 @@
 
 use std::future::Future;
 use std::path::PathBuf;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
@@ -259,35 +259,83 @@ impl v1_1::kebab::plugin::settings::Host for CallState {
 impl v1_1::kebab::plugin::types::Host for CallState {}
 impl v1_0::kebab::plugin::types::Host for CallState {}
 
-/// Advances the engine epoch every [`EPOCH_TICK`] until dropped.
+/// Advances the engine epoch every [`EPOCH_TICK`] while a sandbox is open
+/// ([`EpochTicker::ticking`]), and sleeps while none is, so an idle
+/// process (a watcher, a server) spends no CPU on it; stops when dropped.
 struct EpochTicker {
-    stop: Arc<AtomicBool>,
+    state: Arc<TickerState>,
     thread: Option<JoinHandle<()>>,
 }
 
+/// What the ticker thread and the sandboxes share.
+struct TickerState {
+    /// Sandboxes open; `None` once the ticker is to stop.
+    open: Mutex<Option<usize>>,
+    /// Rung when the first sandbox opens and when the ticker is to stop.
+    wake: Condvar,
+}
+
+/// An open sandbox's claim on the ticker: the epoch advances until the
+/// last claim is dropped.
+struct Ticking(Arc<TickerState>);
+
 impl EpochTicker {
     fn start(engine: Engine) -> EpochTicker {
-        let stop = Arc::new(AtomicBool::new(false));
-        let flag = stop.clone();
+        let state = Arc::new(TickerState {
+            open: Mutex::new(Some(0)),
+            wake: Condvar::new(),
+        });
+        let shared = state.clone();
         let thread = std::thread::Builder::new()
             .name("kebab-epoch".into())
             .spawn(move || {
-                while !flag.load(Ordering::Relaxed) {
+                loop {
+                    {
+                        let open = shared.open.lock().expect("epoch ticker");
+                        let open = shared
+                            .wake
+                            .wait_while(open, |open| *open == Some(0))
+                            .expect("epoch ticker");
+                        if open.is_none() {
+                            return;
+                        }
+                    }
                     std::thread::sleep(EPOCH_TICK);
                     engine.increment_epoch();
                 }
             })
             .expect("spawn epoch ticker");
         EpochTicker {
-            stop,
+            state,
             thread: Some(thread),
+        }
+    }
+
+    /// A claim that keeps the epoch advancing while it lives.
+    fn ticking(&self) -> Ticking {
+        let mut open = self.state.open.lock().expect("epoch ticker");
+        if let Some(n) = open.as_mut() {
+            *n += 1;
+            if *n == 1 {
+                self.state.wake.notify_all();
+            }
+        }
+        Ticking(self.state.clone())
+    }
+}
+
+impl Drop for Ticking {
+    fn drop(&mut self) {
+        if let Some(n) = self.0.open.lock().expect("epoch ticker").as_mut() {
+            *n -= 1;
         }
     }
 }
 
 impl Drop for EpochTicker {
     fn drop(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
+        *self.state.open.lock().expect("epoch ticker") = None;
+        self.state.wake.notify_all();
         if let Some(t) = self.thread.take() {
             let _ = t.join();
         }
@@ -341,6 +389,8 @@ struct Sandbox<'a> {
     stderr: MemoryOutputPipe,
     limits: &'a Limits,
     cancel: &'static AtomicBool,
+    /// The epoch advances while the sandbox is open.
+    _ticking: Ticking,
 }
 
 impl Sandbox<'_> {
@@ -409,7 +459,7 @@ pub struct Runtime {
     cancel: &'static AtomicBool,
     /// Limits of the `info()` call made when a component is first loaded.
     info_limits: Limits,
-    _ticker: EpochTicker,
+    ticker: EpochTicker,
 }
 
 impl Runtime {
@@ -439,7 +489,7 @@ impl Runtime {
             hasher.finish()
         });
         Ok(Runtime {
-            _ticker: EpochTicker::start(engine.clone()),
+            ticker: EpochTicker::start(engine.clone()),
             engine,
             linker,
             cache: PluginCache::new(cache_dir.as_deref(), engine_key),
@@ -564,6 +614,7 @@ impl Runtime {
             stderr,
             limits,
             cancel: self.cancel,
+            _ticking: self.ticker.ticking(),
         }
     }
 

@@ -109,6 +109,7 @@ impl Reranker {
                 &dir,
                 "model.onnx",
                 config.max_length,
+                0,
                 &library,
                 crate::embed::Workload::Many,
             )?,

@@ -98,10 +98,23 @@ pub enum SearchError {
     Rerank(#[from] RerankError),
     #[error("{mode} search needs an embedding model: {reason}")]
     NoVectors { mode: &'static str, reason: String },
+    /// The full-text index is not what the migrations make of the chunks
+    /// ([`Store::full_text_damage`] says what is wrong): the lexical
+    /// channel cannot be trusted until an ingest rebuilds it.
+    #[error(
+        "the full-text index is damaged ({0}): lexical search cannot use it until `kebab ingest` \
+         rebuilds it from the chunks"
+    )]
+    FullTextDamaged(String),
     /// A size of the request over its bound ([`Request::check`]).
     #[error(transparent)]
     Bounds(#[from] kebab_core::bounds::OutOfBounds),
 }
+
+/// What to do about a damaged full-text index ([`SearchError::FullTextDamaged`]).
+pub const FULL_TEXT_HINT: &str = "`kebab ingest <dir>` (any folder you indexed) rebuilds it from \
+     the chunks, your files untouched; `--mode vector` works meanwhile when an embedding model is \
+     configured";
 
 /// The vector side of a search: the model for the query and its table.
 #[derive(Debug, Clone, Copy)]

@@ -33,7 +33,9 @@ pub use retrieval::{ChunkFilter, HitRow};
 pub use roots::{MAX_ROOT_NAME, Root, WatchState, check_root_name, root_name_for};
 pub use stats::IndexStats;
 
-use std::path::Path;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, PoisonError};
 
 use kebab_core::clock::now_rfc3339;
 use rusqlite::{Connection, OptionalExtension, params};
@@ -163,6 +165,48 @@ impl StoreError {
 /// An open index.
 pub struct Store {
     conn: Connection,
+    /// Counts this connection in [`OPEN_HERE`] (dropped after `conn`).
+    _open_here: Option<OpenHere>,
+}
+
+/// Index files this process has open through [`Store::open`], by the path
+/// they were opened by, with how many stores hold each. SQLite's locks
+/// are POSIX record locks, which belong to the process: closing any
+/// descriptor of a file drops all of them, those of every connection in
+/// the process. Another process closing its last connection then takes
+/// the lock that tells it nobody else uses the index, checkpoints and
+/// deletes the write-ahead log under this process's connections, whose
+/// next commits are lost. So [`check_length`], which opens and closes the
+/// file, runs only while no store of this process has it open.
+static OPEN_HERE: Mutex<BTreeMap<PathBuf, usize>> = Mutex::new(BTreeMap::new());
+
+/// One store's count in [`OPEN_HERE`], given back when it drops.
+struct OpenHere(PathBuf);
+
+impl OpenHere {
+    /// Count one more store of `path`. The first in this process has the
+    /// file's length checked first ([`check_length`]), under the same lock
+    /// as the count, so no other thread's store is opening it meanwhile.
+    fn count(path: &Path) -> Result<OpenHere, StoreError> {
+        let mut open = OPEN_HERE.lock().unwrap_or_else(PoisonError::into_inner);
+        if !open.contains_key(path) {
+            check_length(path)?;
+        }
+        *open.entry(path.to_path_buf()).or_insert(0) += 1;
+        Ok(OpenHere(path.to_path_buf()))
+    }
+}
+
+impl Drop for OpenHere {
+    fn drop(&mut self) {
+        let mut open = OPEN_HERE.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(n) = open.get_mut(&self.0) {
+            *n -= 1;
+            if *n == 0 {
+                open.remove(&self.0);
+            }
+        }
+    }
 }
 
 fn json_text(v: &impl serde::Serialize) -> String {
@@ -177,7 +221,8 @@ fn parse_json<T: serde::de::DeserializeOwned + Default>(text: &str) -> T {
 /// or a copy, say) is [`StoreError::Damaged`]: SQLite would only notice
 /// when a query reaches a missing page, and might first answer from the
 /// pages left. Skipped while a write-ahead log is in use: the header is
-/// then written back before the pages after it.
+/// then written back before the pages after it. Never called while this
+/// process has the file open in SQLite (see [`OPEN_HERE`]).
 fn check_length(path: &Path) -> Result<(), StoreError> {
     use std::io::Read;
     let wal = path.with_file_name(format!(
@@ -243,13 +288,15 @@ impl Store {
     /// existing index this process may not write is opened read-only
     /// ([`Store::open_read_only`]) instead.
     pub fn open(path: &Path) -> Result<Store, StoreError> {
-        check_length(path)?;
-        match Store::open_writable(path) {
+        let open_here = OpenHere::count(path)?;
+        let mut store = match Store::open_writable(path) {
             Err(e) if e.is_unwritable() && path.is_file() => {
                 Store::open_read_only(path).map_err(|_| e)
             }
             opened => opened,
-        }
+        }?;
+        store._open_here = Some(open_here);
+        Ok(store)
     }
 
     /// Open an index to read only, for a data directory this process may
@@ -275,7 +322,10 @@ impl Store {
         let supported = MIGRATIONS.last().map(|m| m.0).unwrap_or(0);
         let open = |mode: &str| -> Result<Store, StoreError> {
             let conn = Connection::open_with_flags(format!("file:{escaped}?{mode}"), flags)?;
-            let store = Store { conn };
+            let store = Store {
+                conn,
+                _open_here: None,
+            };
             let found = store.schema_version()?;
             if found < supported {
                 return Err(StoreError::ReadOnlyOutdated { found, supported });
@@ -297,7 +347,10 @@ impl Store {
         conn.execute_batch(
             "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;",
         )?;
-        let mut store = Store { conn };
+        let mut store = Store {
+            conn,
+            _open_here: None,
+        };
         store.migrate()?;
         Ok(store)
     }
@@ -359,23 +412,24 @@ impl Store {
     }
 
     /// Whether the index holds any chunk. Constant time, unlike
-    /// [`Store::counts`], whose counts read every page of the chunk and FTS
-    /// tables (~55 MB at 100k chunks): search calls this on every query.
+    /// [`Store::counts`], whose counts read every page of the document and
+    /// chunk tables: search calls this on every query.
     pub fn has_chunks(&self) -> Result<bool, StoreError> {
         Ok(self
             .conn
             .query_row("SELECT EXISTS (SELECT 1 FROM chunks)", [], |r| r.get(0))?)
     }
 
-    /// Row counts of the main tables (documents, chunks, FTS rows).
-    pub fn counts(&self) -> Result<(u64, u64, u64), StoreError> {
+    /// Row counts of the main tables (documents, chunks). Whether the
+    /// full-text index holds a row per chunk is
+    /// [`Store::full_text_damage`]'s question.
+    pub fn counts(&self) -> Result<(u64, u64), StoreError> {
         let count = |sql: &str| -> Result<u64, StoreError> {
             Ok(self.conn.query_row(sql, [], |r| r.get::<_, i64>(0))? as u64)
         };
         Ok((
             count("SELECT count(*) FROM documents")?,
             count("SELECT count(*) FROM chunks")?,
-            count("SELECT count(*) FROM chunks_fts")?,
         ))
     }
 
@@ -501,12 +555,14 @@ mod tests {
                 .unwrap(),
             WriteOutcome::New
         );
-        assert_eq!(store.counts().unwrap(), (2, 2, 2));
+        assert_eq!(store.counts().unwrap(), (2, 2));
+        assert_eq!(store.full_text_damage().unwrap(), None);
         assert_eq!(
             store.replace_document(&doc("a.md", "lion mane")).unwrap(),
             WriteOutcome::Updated
         );
-        assert_eq!(store.counts().unwrap(), (2, 2, 2));
+        assert_eq!(store.counts().unwrap(), (2, 2));
+        assert_eq!(store.full_text_damage().unwrap(), None);
         let hits = store
             .lexical_search("\"zebra\"", 10, &ChunkFilter::default())
             .unwrap();
@@ -514,7 +570,8 @@ mod tests {
         assert_eq!(hits[0].0.workspace_path, "b.md");
         assert!(hits[0].1 > 0.0);
         assert_eq!(store.remove_documents(1, &["b.md".into()]).unwrap(), 1);
-        assert_eq!(store.counts().unwrap(), (1, 1, 1));
+        assert_eq!(store.counts().unwrap(), (1, 1));
+        assert_eq!(store.full_text_damage().unwrap(), None);
         assert!(store.has_chunks().unwrap());
         assert!(
             store

@@ -80,6 +80,7 @@ impl Session {
         let roots = self.freshness_of(self.app()?, &input.roots)?;
         let mut notes = Vec::new();
         opts.vectors = self.channel_for(&mut mode, &mut notes)?;
+        self.full_text_for(&mut mode, opts.vectors.is_some(), &mut notes)?;
         opts.mode = mode;
         opts.korean = self.korean_for(&input.question, &mut notes);
         opts.rerank = self.reranker()?;

@@ -1,5 +1,6 @@
-//! `doctor`: health checks of the configuration, the index, the plugins,
-//! the search models and the model server (`doctor.v1`).
+//! `doctor`: health checks of the configuration, the index (and its
+//! full-text table), the plugins, the search models and the model server
+//! (`doctor.v1`).
 
 use serde::Serialize;
 
@@ -126,11 +127,7 @@ fn index_checks(app: &App) -> Vec<(&'static str, CheckResult)> {
             "sqlite_open",
             app.store
                 .schema_version()
-                .and_then(|v| {
-                    app.store
-                        .counts()
-                        .map(|(docs, chunks, _)| (v, docs, chunks))
-                })
+                .and_then(|v| app.store.counts().map(|(docs, chunks)| (v, docs, chunks)))
                 .map(|(v, docs, chunks)| {
                     format!(
                         "{} (schema v{v}, {docs} documents, {chunks} chunks{})",
@@ -168,6 +165,9 @@ fn index_checks(app: &App) -> Vec<(&'static str, CheckResult)> {
         ),
         ("roots_fresh", roots_check(app)),
     ];
+    if out[0].1.is_ok() {
+        out.insert(1, ("full_text_index", full_text_check(app)));
+    }
     out.extend(search_index_checks(app));
     out
 }
@@ -224,6 +224,25 @@ fn roots_check(app: &App) -> CheckResult {
              fresh; `kebab roots remove NAME` drops one that is gone for good"
                 .to_string(),
         ))
+    }
+}
+
+/// The full-text index holds one row per chunk and its triggers are in
+/// place: the rule ingest rebuilds it by ([`kebab_store::Store::full_text_damage`]).
+fn full_text_check(app: &App) -> CheckResult {
+    match app.store.full_text_damage() {
+        Ok(None) => Ok("chunks_fts: one row per chunk, kept in step by its triggers".into()),
+        Ok(Some(damage)) => Err((
+            kebab_search::search::SearchError::FullTextDamaged(damage).to_string(),
+            kebab_search::search::FULL_TEXT_HINT.into(),
+        )),
+        Err(e) => {
+            let e = ApiError::from(e);
+            let hint = e
+                .hint()
+                .unwrap_or_else(|| "move the file aside and re-ingest".into());
+            Err((e.to_string(), hint))
+        }
     }
 }
 

@@ -292,6 +292,10 @@ fn classify_retrieval(cause: &(dyn StdError + 'static)) -> Option<Classified> {
                 "model_missing",
                 "`kebab doctor` shows what is missing; `--mode lexical` works without a model",
             )),
+            SearchError::FullTextDamaged(_) => Some(Classified::new(
+                "full_text_index_damaged",
+                kebab_search::search::FULL_TEXT_HINT,
+            )),
             SearchError::Store(e) => classify_one(e),
             SearchError::Embed(e) => classify_one(e),
             SearchError::Rerank(e) => classify_one(e),

@@ -30,7 +30,7 @@ pub mod roots;
 pub mod schema;
 pub mod search;
 
-use std::cell::{Cell, OnceCell};
+use std::cell::{Cell, OnceCell, RefCell};
 use std::sync::{Arc, OnceLock};
 
 pub use error::ApiError;
@@ -93,6 +93,9 @@ pub struct Session {
     /// Chunks without a vector for the loaded model ([`vectors_missing`]),
     /// with the index's `data_version` when they were counted.
     missing_vectors: Cell<Option<(Option<i64>, MissingCounts)>>,
+    /// What is wrong with the full-text index (`None`: nothing), with the
+    /// index's `data_version` when it was checked.
+    full_text: RefCell<Option<(Option<i64>, Option<String>)>>,
     /// How the embedding model is prepared (see [`Session::for_one_query`]).
     workload: Workload,
 }
@@ -219,6 +222,7 @@ impl Session {
             keep_fresh: false,
             vectors_seen: Cell::new(None),
             missing_vectors: Cell::new(None),
+            full_text: RefCell::new(None),
             workload: Workload::Many,
         }
     }
@@ -369,6 +373,59 @@ impl Session {
             }
             .into()),
         }
+    }
+
+    /// The full-text index for a call in `mode` (`None`: the default, which
+    /// is hybrid when `vectors` is set): when it is damaged, a call that
+    /// needs it alone fails with [`SearchError::FullTextDamaged`], and a
+    /// hybrid call goes on by vectors only with a note (`mode` then
+    /// becomes vector), as it goes on lexically when the vector table is
+    /// damaged. Checked once per index version.
+    ///
+    /// [`SearchError::FullTextDamaged`]: kebab_search::search::SearchError::FullTextDamaged
+    fn full_text_for(
+        &self,
+        mode: &mut Option<kebab_search::search::Mode>,
+        vectors: bool,
+        notes: &mut Vec<String>,
+    ) -> Result<(), ApiError> {
+        use kebab_search::search::{Mode, SearchError};
+        let effective = mode.unwrap_or(match vectors {
+            true => Mode::Hybrid,
+            false => Mode::Lexical,
+        });
+        if effective == Mode::Vector {
+            return Ok(());
+        }
+        let Some(damage) = self.full_text_damage()? else {
+            return Ok(());
+        };
+        let off = SearchError::FullTextDamaged(damage);
+        if effective == Mode::Hybrid && vectors {
+            notes.push(format!("{off}; searching by vectors only"));
+            *mode = Some(Mode::Vector);
+            return Ok(());
+        }
+        Err(off.into())
+    }
+
+    /// [`crate::store::Store::full_text_damage`], asked again only when
+    /// the index changed since the last call.
+    fn full_text_damage(&self) -> Result<Option<String>, ApiError> {
+        let store = &self.app()?.store;
+        let version = store.data_version().ok();
+        if let Some((seen, damage)) = &*self.full_text.borrow()
+            && seen.is_some()
+            && *seen == version
+        {
+            return Ok(damage.clone());
+        }
+        let damage = store.full_text_damage()?;
+        if let Some(what) = &damage {
+            tracing::warn!(damage = %what, "the full-text index is damaged");
+        }
+        *self.full_text.borrow_mut() = Some((version, damage.clone()));
+        Ok(damage)
     }
 
     /// A note when chunks have no vector for `channel`'s model (counted

@@ -214,7 +214,7 @@ impl Session {
         options.check()?;
         let app = self.app()?;
         let cap = self.config().plugins.download_cap();
-        let bytes = install::fetch(source, &app.paths.data_dir, cap)?;
+        let bytes = install::fetch(source, &app.paths.data_dir, cap, options.expected_blake3)?;
         let before = app.plugins()?;
         let done = install::install(
             &before.runtime,
@@ -387,6 +387,7 @@ impl Session {
                     plugin,
                     &app.paths.data_dir,
                     self.config().plugins.download_cap(),
+                    None,
                 )?)
                 .map_err(install::InstallError::from)?;
             &from_file

@@ -115,6 +115,7 @@ impl Session {
         let roots = self.freshness_of(app, &input.roots)?;
         let mut notes = Vec::new();
         let channel = self.channel_for(&mut requested, &mut notes)?;
+        self.full_text_for(&mut requested, channel.is_some(), &mut notes)?;
         let mode = match (requested, &channel) {
             (Some(m), _) => m,
             (None, Some(_)) => Mode::Hybrid,

@@ -46,6 +46,11 @@ pub use settings::WatchSettings;
 
 /// How often a watcher tells the index it is alive.
 pub const HEARTBEAT: Duration = Duration::from_secs(5);
+/// How often the watcher looks at its queue while a batch, a rescan or a
+/// missing root waits.
+const BUSY_TICK: Duration = Duration::from_millis(100);
+/// … and when nothing waits (a change rings the queue's bell at once).
+const IDLE_TICK: Duration = Duration::from_secs(1);
 /// Most paths applied in one batch: a checkout of 50 000 files goes
 /// through the pipeline in bounded pieces.
 pub const MAX_BATCH: usize = 2_000;
@@ -185,6 +190,16 @@ impl Pending {
         self.last = Some(now);
     }
 
+    /// Whether anything waits for the next pass: changes, a rescan,
+    /// directories appeared or gone, an error to report.
+    fn is_waiting(&self) -> bool {
+        self.first.is_some()
+            || self.rescan
+            || !self.new_dirs.is_empty()
+            || !self.gone_dirs.is_empty()
+            || self.error.is_some()
+    }
+
     fn queued(&self) -> u64 {
         self.paths.len() as u64 + u64::from(self.rescan)
     }
@@ -231,6 +246,7 @@ pub fn watch(
     cancel: &AtomicBool,
     on_event: &mut dyn FnMut(WatchEvent<'_>),
 ) -> Result<(), WatchError> {
+    lower_priority(settings.nice);
     let queue = Arc::new(Queue {
         pending: Mutex::new(roots.iter().map(|_| Pending::default()).collect()),
         bell: Condvar::new(),
@@ -291,11 +307,13 @@ pub fn watch(
             )?;
         }
         let guard = queue.pending.lock().expect("watch queue");
-        // Sleep until a change comes, a batch is due, or a tick passes.
-        let _ = queue
-            .bell
-            .wait_timeout(guard, Duration::from_millis(100))
-            .expect("watch queue");
+        // Sleep until a change comes, a batch is due, or a tick passes: a
+        // short tick while something waits (a batch, a rescan, a missing
+        // root), else only to see Ctrl-C and to beat the heart.
+        let busy =
+            guard.iter().any(Pending::is_waiting) || watched.iter().any(|w| w.missing || w.polling);
+        let tick = if busy { BUSY_TICK } else { IDLE_TICK };
+        let _ = queue.bell.wait_timeout(guard, tick).expect("watch queue");
     }
     for w in &watched {
         app.store.set_watch_state(w.root.root_id, None)?;
@@ -544,6 +562,26 @@ fn add_watches(
     }
     Ok(())
 }
+
+/// Lower this thread's CPU priority to `nice` (`[watch] nice`), unless it
+/// is lower already. On Linux a niceness is a thread's, and the threads
+/// this one starts later (the parse workers, ONNX Runtime's pool when the
+/// model loads) inherit it: so under `kebab serve --watch` only the
+/// watcher's work runs behind the queries.
+#[cfg(unix)]
+fn lower_priority(nice: i32) {
+    // SAFETY: getpriority and setpriority read and set the calling
+    // thread's (process's) niceness; no memory is passed.
+    unsafe {
+        let now = libc::getpriority(libc::PRIO_PROCESS as _, 0);
+        if now < nice {
+            libc::setpriority(libc::PRIO_PROCESS as _, 0, nice);
+        }
+    }
+}
+
+#[cfg(not(unix))]
+fn lower_priority(_nice: i32) {}
 
 /// Why watching failed, with the setting that fixes it when there is one.
 fn watch_error_reason(e: &notify::Error) -> String {

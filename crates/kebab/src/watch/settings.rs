@@ -21,6 +21,11 @@ pub struct WatchSettings {
     /// Most directories watched in one root; a root with more is rescanned
     /// instead, as when the OS watch limit is reached.
     pub max_dirs: usize,
+    /// The watcher's CPU priority as a Unix niceness (0 = normal, 19 =
+    /// lowest): the threads that parse and embed a batch run at it, so a
+    /// branch switch being indexed leaves the machine responsive. It never
+    /// raises a priority the process already has lower.
+    pub nice: i32,
 }
 
 impl Default for WatchSettings {
@@ -30,9 +35,13 @@ impl Default for WatchSettings {
             max_delay_ms: 2_000,
             rescan_secs: 60,
             max_dirs: 100_000,
+            nice: 10,
         }
     }
 }
+
+/// The lowest CPU priority (`[watch] nice`) a watcher takes.
+pub const MAX_NICE: i32 = 19;
 
 impl WatchSettings {
     pub(super) fn quiet(&self) -> Duration {
@@ -47,13 +56,18 @@ impl WatchSettings {
         Duration::from_secs(self.rescan_secs.max(1))
     }
 
-    /// The timings within their bounds (a day at most), the first one over
-    /// naming `[watch]`, its key and bound.
+    /// The timings within their bounds (a day at most) and the niceness
+    /// one, the first one over naming `[watch]`, its key and bound.
     pub fn check(&self) -> Result<(), String> {
         use kebab_core::bounds::{MAX_TIMEOUT_SECS, at_most};
         at_most("quiet_ms", self.quiet_ms, MAX_TIMEOUT_SECS * 1000)
             .and_then(|()| at_most("max_delay_ms", self.max_delay_ms, MAX_TIMEOUT_SECS * 1000))
             .and_then(|()| at_most("rescan_secs", self.rescan_secs, MAX_TIMEOUT_SECS))
+            .map_err(|e| e.to_string())
+            .and_then(|()| match self.nice {
+                0..=MAX_NICE => Ok(()),
+                n => Err(format!("nice = {n} is not a niceness from 0 to {MAX_NICE}")),
+            })
             .map_err(|e| format!("[watch] {e}"))
     }
 }

