@@ -236,6 +236,7 @@ async fn run(
             in_flight.clone(),
             guard::track_posts,
         ))
+        .layer(middleware::from_fn(guard::session_end))
         .merge(http_api::routes(state))
         .layer(DefaultBodyLimit::max(MAX_MESSAGE_BYTES))
         .layer(middleware::from_fn_with_state(

@@ -4,7 +4,8 @@
 //! `WWW-Authenticate: Bearer`, each with an `error.v1` body), before any
 //! handler sees it; [`track_posts`] counts each `/mcp` POST until its
 //! response — an event stream that carries the call's result — is sent,
-//! so a shutdown waits for the answers in flight.
+//! so a shutdown waits for the answers in flight; [`session_end`] answers
+//! the `DELETE` that ends an MCP session with 204.
 
 use std::sync::Arc;
 
@@ -73,4 +74,17 @@ pub(super) async fn track_posts(
             chunk
         }))
     })
+}
+
+/// Answer a `DELETE` that ended an MCP session `204 No Content`: rmcp
+/// answers 202, which the official Python SDK logs as a failed
+/// termination (it expects 200 or 204).
+pub(super) async fn session_end(request: Request, next: Next) -> Response {
+    let delete = request.method() == Method::DELETE;
+    let mut response = next.run(request).await;
+    if delete && response.status() == StatusCode::ACCEPTED {
+        *response.status_mut() = StatusCode::NO_CONTENT;
+        *response.body_mut() = Body::empty();
+    }
+    response
 }
