@@ -934,10 +934,15 @@ fn sigterm_lets_the_call_in_flight_finish_then_exits_zero() {
     let stopped_after = signalled.elapsed();
     let (r, _) = report_and_log(asking);
     let got = ok(&r["results"][0]);
+    // The whole answer, to its last token: the signal did not cut it.
     assert!(
-        got["answer"].as_str().unwrap().contains("AppendEntries"),
+        got["answer"]
+            .as_str()
+            .unwrap()
+            .contains("with AppendEntries [#1]"),
         "{got:#}"
     );
+    assert_eq!(got["refusal_reason"], Value::Null, "{got:#}");
     // It waited for the answer (~3 s of tokens), not for a deadline.
     assert!(
         stopped_after > Duration::from_millis(800) && stopped_after < Duration::from_secs(30),
