@@ -543,3 +543,66 @@ fn asking_an_empty_index_refuses_with_no_index_and_exits_two() {
     assert!(String::from_utf8_lossy(&out.stdout).contains("Nothing is indexed"));
     assert!(String::from_utf8_lossy(&out.stderr).contains("hint:"));
 }
+
+#[test]
+fn eval_run_with_answers_judges_each_answer_by_its_suite() {
+    let (server, kb) = scripted(
+        Wire::OpenAi,
+        "The leader replicates log entries with AppendEntries to a majority [#1].",
+    );
+    let suite = kb.dir.path().join("answers.yaml");
+    std::fs::write(
+        &suite,
+        format!(
+            "queries:\n\
+             - id: holds\n  query: {QUESTION}\n  expected_paths: [tech/raft-consensus.md]\n  \
+               must_contain: [AppendEntries, LEADER]\n  forbidden: [paxos]\n\
+             - id: lacks\n  query: {QUESTION}\n  must_contain: [heartbeat]\n\
+             - id: says_too_much\n  query: {QUESTION}\n  forbidden: [majority]\n\
+             - id: unrelated\n  query: volcanic soil of the Canary Islands\n  must_contain: [basalt]\n"
+        ),
+    )
+    .unwrap();
+    // Without --answers the model is never asked.
+    let (report, code) = kb.json(&["eval", "run", suite.to_str().unwrap(), "--mode", "lexical"]);
+    assert_eq!(code, 0, "{report}");
+    assert!(report.get("answers").is_none(), "{report}");
+    assert_eq!(server.chat_requests(), 0);
+
+    let (report, code) = kb.json(&[
+        "eval",
+        "run",
+        suite.to_str().unwrap(),
+        "--mode",
+        "lexical",
+        "--answers",
+    ]);
+    assert_eq!(code, 0, "{report}");
+    let per: Vec<&Value> = report["per_query_answers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .collect();
+    let by_id = |id: &str| *per.iter().find(|a| a["id"] == id).unwrap();
+    assert_eq!(by_id("holds")["passed"], true, "{report:#}");
+    assert_eq!(by_id("holds")["cited_claims"], 1);
+    assert_eq!(by_id("lacks")["missing"], serde_json::json!(["heartbeat"]));
+    assert_eq!(by_id("lacks")["passed"], false);
+    assert_eq!(
+        by_id("says_too_much")["forbidden_found"],
+        serde_json::json!(["majority"])
+    );
+    // The unrelated question finds no evidence: refused, never asked.
+    assert_eq!(by_id("unrelated")["grounded"], false);
+    assert_eq!(by_id("unrelated")["refusal_reason"], "no_chunks");
+    assert_eq!(by_id("unrelated")["missing"], serde_json::json!(["basalt"]));
+    assert_eq!(server.chat_requests(), 3);
+    let rates = &report["answers"];
+    assert_eq!(rates["queries"], 4);
+    assert_eq!(rates["pass_rate"], 0.25);
+    assert_eq!(rates["grounded_rate"], 0.75);
+    assert_eq!(rates["must_contain_rate"].as_f64().unwrap(), 1.0 / 3.0);
+    assert_eq!(rates["forbidden_free_rate"], 0.5);
+    // Retrieval is still measured beside the answers.
+    assert_eq!(report["modes"]["lexical"]["queries"], 4, "{report}");
+}

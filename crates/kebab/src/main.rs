@@ -247,6 +247,10 @@ pub(crate) enum EvalCmd {
         /// Cut-off for hit@k, recall@k and precision@k.
         #[arg(long, default_value_t = 10)]
         k: usize,
+        /// Also ask each query (`[models.llm]`) and judge the answer by
+        /// the query's `must_contain` and `forbidden`.
+        #[arg(long)]
+        answers: bool,
     },
     /// Ingest a BEIR dataset (corpus.jsonl, queries.jsonl, qrels/test.tsv)
     /// and report nDCG@10 and recall@100 per mode.

@@ -32,6 +32,12 @@ pub struct EvalReport {
     pub modes: BTreeMap<&'static str, Aggregate>,
     /// Every query in every mode.
     pub per_query: Vec<QueryResult>,
+    /// Rates of the answers, with `--answers`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answers: Option<eval::AnswerAggregate>,
+    /// Each query's answer, with `--answers`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub per_query_answers: Vec<eval::AnswerResult>,
 }
 
 /// One measured variant of `beir_report.v1`.
@@ -329,13 +335,17 @@ fn variants(
 
 impl Session {
     /// `kebab eval run SUITE`: every golden query in every mode (`requested`,
-    /// else all available), scored and recorded in the index. `note` gets
-    /// what the user should know (vectors off, expected paths not indexed).
+    /// else all available), scored and recorded in the index; with
+    /// `answers`, each query is also asked (as `kebab ask` would, one
+    /// conversation per query) and its answer judged by its `must_contain`
+    /// and `forbidden`. `note` gets what the user should know (vectors off,
+    /// expected paths not indexed).
     pub fn eval_run(
         &self,
         suite: &Path,
         requested: &[String],
         k: usize,
+        answers: bool,
         note: &mut dyn FnMut(String),
     ) -> Result<EvalReport, ApiError> {
         let app = self.app()?;
@@ -377,9 +387,15 @@ impl Session {
                 results.push(eval::score_query(q, &docs, &hits, k, mode.label()));
             }
         }
+        let answered = if answers {
+            self.answer_all(&queries)?
+        } else {
+            Vec::new()
+        };
         let suite = suite.display().to_string();
         let modes = eval::aggregate(&results);
-        let run_id = record(self, &suite, &modes, &results, k)?;
+        let answer_rates = answers.then(|| eval::aggregate_answers(&queries, &answered));
+        let run_id = record(self, &suite, &modes, &results, &answered, k)?;
         Ok(EvalReport {
             schema_version: "eval_report.v1",
             run_id,
@@ -388,7 +404,41 @@ impl Session {
             queries: queries.len(),
             modes,
             per_query: results,
+            answers: answer_rates,
+            per_query_answers: answered,
         })
+    }
+
+    /// Ask every query and judge its answer; after Ctrl-C no further
+    /// query is asked and the answers so far are reported.
+    fn answer_all(
+        &self,
+        queries: &[eval::GoldenQuery],
+    ) -> Result<Vec<eval::AnswerResult>, ApiError> {
+        let cancel = kebab_core::interrupt::flag();
+        let mut out = Vec::with_capacity(queries.len());
+        for q in queries {
+            if cancel.load(std::sync::atomic::Ordering::Relaxed) {
+                break;
+            }
+            let input = super::ask::AskInput {
+                question: q.query.clone(),
+                session: None,
+                mode: None,
+                k: None,
+                roots: Vec::new(),
+                explain: false,
+            };
+            let answer = self.ask(&input, &mut |_| {}, cancel)?.answer;
+            out.push(eval::score_answer(
+                q,
+                &answer.answer,
+                answer.grounded,
+                answer.refusal_reason,
+                answer.claims.len(),
+            ));
+        }
+        Ok(out)
     }
 
     /// `kebab eval beir DIR`: ingest the dataset into its own index beside
@@ -483,6 +533,7 @@ fn record(
     suite: &str,
     aggregate: &BTreeMap<&'static str, Aggregate>,
     results: &[QueryResult],
+    answers: &[eval::AnswerResult],
     k: usize,
 ) -> Result<String, ApiError> {
     use serde_json::json;
@@ -494,6 +545,11 @@ fn record(
     let per_query: Vec<(String, serde_json::Value)> = results
         .iter()
         .map(|r| (format!("{}:{}", r.id, r.mode), json!(r)))
+        .chain(
+            answers
+                .iter()
+                .map(|a| (format!("{}:answer", a.id), json!(a))),
+        )
         .collect();
     kebab_store::Store::open(&session.paths().sqlite())?.record_eval_run(
         &run_id,

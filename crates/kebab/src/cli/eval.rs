@@ -4,6 +4,7 @@
 use super::prelude::*;
 use kebab::api::eval::{BeirReport, EvalReport};
 use kebab::api::eval_ann::{AnnReport, AnnSweep, read_queries};
+use kebab::sanitize::escape_control;
 
 /// Notes from an evaluation go to stderr, in either output mode.
 fn note(message: String) {
@@ -13,7 +14,12 @@ fn note(message: String) {
 /// `kebab eval …`.
 pub(crate) fn eval_cmd(session: &Session, what: EvalCmd, json: bool) -> Result<u8> {
     match what {
-        EvalCmd::Run { suite, mode, k } => eval_run(session, &suite, &mode, k, json),
+        EvalCmd::Run {
+            suite,
+            mode,
+            k,
+            answers,
+        } => eval_run(session, &suite, &mode, k, answers, json),
         EvalCmd::Beir {
             dir,
             mode,
@@ -89,11 +95,15 @@ fn eval_run(
     suite: &std::path::Path,
     requested: &[String],
     k: usize,
+    answers: bool,
     json: bool,
 ) -> Result<u8> {
+    if answers {
+        kebab::interrupt::install_handler();
+    }
     render(
         json,
-        &session.eval_run(suite, requested, k, &mut note)?,
+        &session.eval_run(suite, requested, k, answers, &mut note)?,
         print_eval,
     )
 }
@@ -117,6 +127,23 @@ fn print_eval(r: &EvalReport) {
             f(a.precision_at_k_chunk),
             f(a.ndcg_at_10)
         );
+    }
+    if let Some(a) = &r.answers {
+        outln!(
+            "answers: {} asked, grounded {}, must_contain {}, forbidden-free {}, passed {}",
+            a.queries,
+            f(Some(a.grounded_rate)),
+            f(a.must_contain_rate),
+            f(a.forbidden_free_rate),
+            f(Some(a.pass_rate))
+        );
+        for q in r.per_query_answers.iter().filter(|q| !q.passed) {
+            let why = match q.refusal_reason {
+                Some(reason) => format!("refused ({reason})"),
+                None => format!("missing {:?}, forbidden {:?}", q.missing, q.forbidden_found),
+            };
+            outln!("  {}: {}", escape_control(&q.id), escape_control(&why));
+        }
     }
 }
 

@@ -20,7 +20,8 @@ pub enum EvalError {
 
 /// One golden query (`fixtures/golden_queries.yaml` format). Retrieval
 /// metrics need `expected_chunk_ids` or expected documents (ids or paths);
-/// `must_contain` / `forbidden` are for answers and are carried along.
+/// `must_contain` / `forbidden` judge the answer `kebab eval run --answers`
+/// asks for ([`score_answer`]).
 #[derive(Debug, Clone, Deserialize, Serialize, PartialEq, Default)]
 #[serde(default, deny_unknown_fields)]
 pub struct GoldenQuery {
@@ -136,6 +137,87 @@ pub fn score_query(
     }
 }
 
+/// How one golden query's answer fared (`eval_report.v1` `answers`).
+#[derive(Debug, Clone, Serialize, PartialEq, schemars::JsonSchema)]
+pub struct AnswerResult {
+    pub id: String,
+    /// Whether the answer was accepted as grounded (cited evidence).
+    pub grounded: bool,
+    /// Why not, when it was refused (`answer.v1` `refusal_reason`).
+    pub refusal_reason: Option<&'static str>,
+    /// Sentences of the answer that cite evidence.
+    pub cited_claims: usize,
+    /// `must_contain` strings the answer lacks.
+    pub missing: Vec<String>,
+    /// `forbidden` strings the answer holds.
+    pub forbidden_found: Vec<String>,
+    /// Grounded, nothing missing and nothing forbidden.
+    pub passed: bool,
+}
+
+/// Rates over the answered queries of a run.
+#[derive(Debug, Clone, Serialize, PartialEq, schemars::JsonSchema)]
+pub struct AnswerAggregate {
+    pub queries: usize,
+    /// Share of answers accepted as grounded.
+    pub grounded_rate: f64,
+    /// Share of the queries with `must_contain` whose answer holds all of it.
+    pub must_contain_rate: Option<f64>,
+    /// Share of the queries with `forbidden` whose answer holds none of it.
+    pub forbidden_free_rate: Option<f64>,
+    /// Share of answers that pass ([`AnswerResult::passed`]).
+    pub pass_rate: f64,
+}
+
+/// Judge an answer against `q`'s `must_contain` and `forbidden`: each
+/// string is looked for case-insensitively (Unicode lowercase) in the
+/// answer's text. A refused answer passes nothing it must contain.
+pub fn score_answer(
+    q: &GoldenQuery,
+    text: &str,
+    grounded: bool,
+    refusal_reason: Option<&'static str>,
+    cited_claims: usize,
+) -> AnswerResult {
+    let text = text.to_lowercase();
+    let holds = |s: &String| text.contains(&s.to_lowercase());
+    let missing: Vec<String> = q
+        .must_contain
+        .iter()
+        .filter(|s| !grounded || !holds(s))
+        .cloned()
+        .collect();
+    let forbidden_found: Vec<String> = q.forbidden.iter().filter(|s| holds(s)).cloned().collect();
+    AnswerResult {
+        id: q.id.clone(),
+        grounded,
+        refusal_reason,
+        cited_claims,
+        passed: grounded && missing.is_empty() && forbidden_found.is_empty(),
+        missing,
+        forbidden_found,
+    }
+}
+
+/// The rates of `results`, the answers to `queries` (in order).
+pub fn aggregate_answers(queries: &[GoldenQuery], results: &[AnswerResult]) -> AnswerAggregate {
+    let share = |n: usize, of: usize| n as f64 / of.max(1) as f64;
+    let judged = |f: fn(&GoldenQuery) -> bool, ok: fn(&AnswerResult) -> bool| {
+        let pairs: Vec<_> = queries.iter().zip(results).filter(|(q, _)| f(q)).collect();
+        (!pairs.is_empty()).then(|| share(pairs.iter().filter(|(_, r)| ok(r)).count(), pairs.len()))
+    };
+    AnswerAggregate {
+        queries: results.len(),
+        grounded_rate: share(results.iter().filter(|r| r.grounded).count(), results.len()),
+        must_contain_rate: judged(|q| !q.must_contain.is_empty(), |r| r.missing.is_empty()),
+        forbidden_free_rate: judged(
+            |q| !q.forbidden.is_empty(),
+            |r| r.forbidden_found.is_empty(),
+        ),
+        pass_rate: share(results.iter().filter(|r| r.passed).count(), results.len()),
+    }
+}
+
 /// Means per mode, in the order the modes were run.
 pub fn aggregate(results: &[QueryResult]) -> BTreeMap<&'static str, Aggregate> {
     let mut by_mode: BTreeMap<&'static str, Vec<&QueryResult>> = BTreeMap::new();
@@ -192,6 +274,39 @@ mod tests {
         assert!(matches!(load_suite(&p), Err(EvalError::Invalid { .. })));
         std::fs::write(&p, "- query: a\n  expected: [d]\n").unwrap();
         assert!(load_suite(&p).is_err(), "unknown keys are rejected");
+    }
+
+    #[test]
+    fn answers_are_judged_by_what_they_hold_and_refusals_fail() {
+        let q = GoldenQuery {
+            id: "a".into(),
+            query: "x".into(),
+            must_contain: vec!["Raft".into(), "leader".into()],
+            forbidden: vec!["paxos".into()],
+            ..Default::default()
+        };
+        let good = score_answer(&q, "A raft cluster elects a LEADER [#1].", true, None, 1);
+        assert!(good.passed && good.missing.is_empty(), "{good:?}");
+        let bad = score_answer(&q, "Raft is Paxos [#1].", true, None, 1);
+        assert_eq!(bad.missing, vec!["leader"]);
+        assert_eq!(bad.forbidden_found, vec!["paxos"]);
+        assert!(!bad.passed);
+        // A refusal that happens to quote the words still misses them.
+        let refused = score_answer(&q, "raft leader?", false, Some("llm_self_judge"), 0);
+        assert_eq!(refused.missing.len(), 2);
+        assert!(!refused.passed);
+        let none = GoldenQuery {
+            id: "b".into(),
+            must_contain: vec![],
+            forbidden: vec![],
+            ..q.clone()
+        };
+        let plain = score_answer(&none, "anything [#1]", true, None, 1);
+        let agg = aggregate_answers(&[q, none], &[good, plain]);
+        assert_eq!(agg.pass_rate, 1.0);
+        assert_eq!(agg.must_contain_rate, Some(1.0));
+        assert_eq!(agg.forbidden_free_rate, Some(1.0));
+        assert_eq!(agg.grounded_rate, 1.0);
     }
 
     #[test]
