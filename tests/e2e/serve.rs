@@ -958,3 +958,39 @@ fn sigterm_lets_the_call_in_flight_finish_then_exits_zero() {
         "still accepting after exit"
     );
 }
+
+#[test]
+fn kebab_mcp_forwards_to_a_server_that_wants_a_token_only_with_the_token() {
+    let kb = lexical_kb("");
+    let server = Server::start(&kb, &[], &[("KEBAB_SERVE_TOKEN", "fwd-token")]);
+    let search = call(
+        "search",
+        json!({ "query": "raft leader", "k": 3, "mode": "lexical" }),
+    );
+    let (expected, _) = kb.json(&["search", "raft leader", "--k", "3", "--mode", "lexical"]);
+    let plan = |token: Option<&str>| {
+        let mut env = json!({
+            "KEBAB_CONFIG": kb.dir.path().join("config.toml"),
+            "KEBAB_DATA_DIR": kb.data_dir(),
+            "KEBAB_CACHE_DIR": crate::support::cache_dir(),
+        });
+        if let Some(token) = token {
+            env["KEBAB_SERVE_TOKEN"] = json!(token);
+        }
+        json!({ "command": kb.binary, "args": ["mcp"], "env": env, "steps": [search.clone()] })
+    };
+    // Without the token the server refuses it: it serves in process.
+    let (r, log) = report_and_log(spawn_client(&plan(None)));
+    assert_same_results(ok(&r["results"][0]), &expected);
+    assert!(log.contains("did not accept this client"), "{log}");
+    assert!(log.contains("serving in-process"), "{log}");
+    server.assert_logged("search", 0);
+    // With it, the call goes to the server.
+    let (r, log) = report_and_log(spawn_client(&plan(Some("fwd-token"))));
+    assert_same_results(ok(&r["results"][0]), &expected);
+    assert!(
+        log.contains(&format!("forwarding to kebab serve at {}", server.url())),
+        "{log}"
+    );
+    server.assert_logged("search", 1);
+}
