@@ -274,11 +274,6 @@ impl Access {
         Access { listen, token }
     }
 
-    /// Whether a token is required.
-    pub fn has_token(&self) -> bool {
-        self.token.is_some()
-    }
-
     /// Check one request's `Host`, `Origin` and `Authorization` headers
     /// (`None`: the header is absent or not text).
     pub fn check(
