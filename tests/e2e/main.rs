@@ -39,6 +39,7 @@ mod rerank;
 mod roots;
 mod sandbox;
 mod search_quality;
+mod serve;
 mod takeover;
 mod terminal;
 mod text_files;

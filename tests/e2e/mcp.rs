@@ -19,7 +19,7 @@ fn client_script() -> PathBuf {
 
 /// The client's command with `steps` as its plan, for `kb`'s index.
 pub(crate) fn client(kb: &Kb, steps: &Value) -> std::process::Child {
-    let plan = json!({
+    spawn_client(&json!({
         "command": kb.binary,
         "args": ["mcp"],
         "env": {
@@ -28,7 +28,11 @@ pub(crate) fn client(kb: &Kb, steps: &Value) -> std::process::Child {
             "KEBAB_CACHE_DIR": crate::support::cache_dir(),
         },
         "steps": steps,
-    });
+    }))
+}
+
+/// The client running `plan` (see tests/mcp/client.py).
+pub(crate) fn spawn_client(plan: &Value) -> std::process::Child {
     let mut child = Command::new("python3")
         .arg(client_script())
         .stdin(Stdio::piped())
@@ -46,7 +50,7 @@ pub(crate) fn client(kb: &Kb, steps: &Value) -> std::process::Child {
 }
 
 /// The client's report once it is done.
-fn report(child: std::process::Child) -> Value {
+pub(crate) fn report(child: std::process::Child) -> Value {
     let out = child.wait_with_output().expect("client ran");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
@@ -70,7 +74,7 @@ pub(crate) fn call(tool: &str, arguments: Value) -> Value {
 /// `a` and `b` equal, numbers up to a relative 1e-5 (floating-point
 /// noise between two ways of running the same model), everything else
 /// exactly.
-fn assert_same_results(a: &Value, b: &Value) {
+pub(crate) fn assert_same_results(a: &Value, b: &Value) {
     fn same(a: &Value, b: &Value) -> bool {
         match (a, b) {
             (Value::Number(x), Value::Number(y)) => {
@@ -121,6 +125,13 @@ fn stable_answer(a: &Value) -> Value {
 
 #[test]
 fn every_tool_returns_what_the_cli_prints() {
+    every_tool_matches_the_cli(mcp);
+}
+
+/// Every tool, over the MCP client `run` starts with the steps it is given
+/// on an index it is given, returns what the CLI's `--json` prints for the
+/// same call (`kebab mcp` over stdio and `kebab serve` over HTTP alike).
+pub(crate) fn every_tool_matches_the_cli(run: impl FnOnce(&Kb, Value) -> Value) {
     let server = LlmServer::start(
         Wire::Ollama,
         Script::Answer(tokens(
@@ -148,7 +159,7 @@ fn every_tool_returns_what_the_cli_prints() {
     let (answer, code) = kb.json(&["ask", question]);
     assert_eq!(code, 0, "{answer}");
 
-    let r = mcp(
+    let r = run(
         &kb,
         json!([
             call("search", json!({ "query": query, "k": 3 })),

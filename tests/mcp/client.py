@@ -1,8 +1,10 @@
-"""Drive `kebab mcp` with the official MCP Python SDK (a real client over
-stdio), for the end-to-end tests in tests/e2e/mcp.rs.
+"""Drive `kebab mcp` (over stdio) or `kebab serve` (over Streamable HTTP)
+with the official MCP Python SDK, for the end-to-end tests in
+tests/e2e/mcp.rs and tests/e2e/serve.rs.
 
 Reads a plan (JSON) on stdin:
   {"command": "/path/kebab", "args": ["mcp"], "env": {...},
+   or {"url": "http://127.0.0.1:PORT/mcp", "headers": {...}},
    "steps": [{"call": "search", "arguments": {...}},
              {"signal": "/tmp/x/ready", "wait_for": "/tmp/x/go"},
              {"concurrently": [{"call": "ask", ...}, {"call": "search", "after": 1.0, ...}]},
@@ -11,7 +13,8 @@ Prints one JSON object on stdout:
   {"server": {...}, "tools": [{name, inputSchema}], "results": [
      {"is_error": bool, "structured": {...}, "text": "..."} | null for signals
      | for "concurrently", a list of results, each with "started" and "ended"
-       (seconds since the step began; a call starts `after` seconds in)]}
+       (seconds since the step began; a call starts `after` seconds in)],
+   and over HTTP "http": {"session_id": ..., "requests": [[method, status], ...]}}
 """
 
 import asyncio
@@ -20,17 +23,47 @@ import os
 import sys
 import time
 
+from contextlib import asynccontextmanager
+
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
 
+@asynccontextmanager
+async def connect(plan, out):
+    """The (read, write) streams of the plan's transport: `kebab mcp` as a
+    child process, or a `kebab serve` URL (every HTTP exchange recorded)."""
+    if "url" not in plan:
+        params = StdioServerParameters(
+            command=plan["command"], args=plan.get("args", ["mcp"]), env=plan.get("env")
+        )
+        async with stdio_client(params) as streams:
+            yield streams[0], streams[1]
+        return
+    import httpx2
+    from mcp.client.streamable_http import streamable_http_client
+
+    seen = {"session_id": None, "requests": []}
+    out["http"] = seen
+
+    async def record(response):
+        sid = response.headers.get("mcp-session-id")
+        if sid:
+            seen["session_id"] = sid
+        seen["requests"].append([response.request.method, response.status_code])
+
+    async with httpx2.AsyncClient(
+        headers=plan.get("headers", {}),
+        timeout=httpx2.Timeout(30, read=300),
+        event_hooks={"response": [record]},
+    ) as http:
+        async with streamable_http_client(plan["url"], http_client=http) as streams:
+            yield streams[0], streams[1]
+
+
 async def run(plan):
-    params = StdioServerParameters(
-        command=plan["command"], args=plan.get("args", ["mcp"]), env=plan.get("env")
-    )
     out = {"results": []}
-    async with stdio_client(params) as streams:
-        read, write = streams[0], streams[1]
+    async with connect(plan, out) as (read, write):
         async with ClientSession(read, write) as session:
             init = await session.initialize()
             out["server"] = {

@@ -17,6 +17,13 @@ pub fn builder() -> ClientBuilder {
     Client::builder()
 }
 
+/// An async client builder with TLS ready (`kebab mcp` forwarding to a
+/// `kebab serve`).
+pub fn async_builder() -> reqwest::ClientBuilder {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    reqwest::Client::builder()
+}
+
 /// A client for a request/response API (a model server): connecting may
 /// take up to 10 s (less when `timeout_secs` is smaller), the whole
 /// exchange `timeout_secs`.

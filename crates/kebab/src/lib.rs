@@ -3,8 +3,10 @@
 //! ([`config`], [`app`], [`indexes`]), the ingest pipeline ([`ingest`],
 //! [`walk`], [`git`]) and the watcher that keeps roots fresh through it
 //! ([`watch`]), the ask pipeline ([`rag`], [`llm`]), verbatim fetch,
-//! evaluation, and the use cases every front end calls ([`api`]). The
-//! `kebab` binary (`src/main.rs`: the CLI and the MCP server) only parses,
+//! evaluation, the use cases every front end calls ([`api`]) and the rules
+//! of the local service (who may talk to it, one per data directory:
+//! [`service`]). The `kebab` binary (`src/main.rs`: the CLI, the MCP
+//! server and `kebab serve`'s HTTP front end) only parses,
 //! calls one use case and renders its typed result.
 //!
 //! The layers below are crates of their own, so none of them can reach up:
@@ -24,6 +26,7 @@ pub mod indexes;
 pub mod ingest;
 pub mod llm;
 pub mod rag;
+pub mod service;
 pub mod walk;
 pub mod watch;
 

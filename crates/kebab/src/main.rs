@@ -1,7 +1,9 @@
 //! The `kebab` command line.
 
 mod cli;
+mod engine;
 mod mcp;
+mod serve;
 
 use std::process::ExitCode;
 
@@ -126,8 +128,44 @@ enum Command {
     /// What this kebab can do: wire schemas, search modes, plugins,
     /// models and index statistics.
     Schema,
-    /// Serve the index to agents over the Model Context Protocol (stdio).
-    Mcp,
+    /// Serve the index to agents over the Model Context Protocol (stdio);
+    /// forwards to a `kebab serve` running on the same data directory.
+    Mcp {
+        /// File holding the token a `kebab serve` to forward to wants
+        /// [default: KEBAB_SERVE_TOKEN].
+        #[arg(long)]
+        token_file: Option<PathBuf>,
+    },
+    /// One warm, shared local service: MCP over Streamable HTTP at /mcp
+    /// and a read-only JSON API at /v1/ for many clients at once; with
+    /// --watch it keeps the roots fresh too. Runs until SIGTERM or Ctrl-C.
+    Serve {
+        /// Address to listen on (port 0: a free port). An address other
+        /// than loopback needs a token.
+        #[arg(long, default_value = kebab::service::DEFAULT_LISTEN)]
+        listen: std::net::SocketAddr,
+        /// Keep the roots fresh as `kebab watch` does, in this process.
+        #[arg(long)]
+        watch: bool,
+        /// Roots to watch, by name or directory [default: every root].
+        #[arg(requires = "watch")]
+        roots: Vec<String>,
+        /// File holding the bearer token every request must carry [default:
+        /// KEBAB_SERVE_TOKEN; no token when neither is set].
+        #[arg(long)]
+        token_file: Option<PathBuf>,
+        /// Threads answering reading calls [default: the CPU count, 2 to 8].
+        #[arg(long)]
+        readers: Option<usize>,
+        /// Calls waiting for a thread, at most; more are refused with
+        /// `overloaded` [default: 64].
+        #[arg(long)]
+        queue: Option<usize>,
+        /// Seconds a call may take, waiting included [default: 60, or the
+        /// model server's timeout_secs + 30 when longer].
+        #[arg(long)]
+        timeout: Option<u64>,
+    },
     /// Verbatim indexed text: a chunk, a document or a line span.
     Fetch {
         #[command(subcommand)]
@@ -478,7 +516,29 @@ fn dispatch(
             roots,
         } => list_docs(&Session::new(config, paths), &roots, json),
         Command::Schema => schema(&Session::new(config, paths), json),
-        Command::Mcp => mcp::serve(config, paths),
+        Command::Mcp { token_file } => mcp::serve(config, paths, token_file.as_deref()),
+        Command::Serve {
+            listen,
+            watch,
+            roots,
+            token_file,
+            readers,
+            queue,
+            timeout,
+        } => serve::serve(
+            config,
+            paths,
+            serve::Options {
+                listen,
+                watch,
+                roots,
+                token_file,
+                readers,
+                queue,
+                timeout_secs: timeout,
+                json,
+            },
+        ),
         Command::Ask {
             question,
             explain,

@@ -14,6 +14,7 @@ use crate::eval::EvalError;
 use crate::fetch::FetchError;
 use crate::ingest::{DerivedError, IngestError};
 use crate::llm::LlmError;
+use crate::service::ServeError;
 use crate::watch::WatchError;
 use kebab_core::wire::ErrorReport;
 use kebab_plugin_host::install::InstallError;
@@ -51,6 +52,14 @@ pub enum ApiError {
     /// long-lived server answers the call with it and serves the next.
     #[error("internal error in `{call}`: {message}")]
     Internal { call: String, message: String },
+    /// A server taking as many calls as it is bounded to: the call was
+    /// refused at once rather than queued without end.
+    #[error("server busy: {running} calls running and {queued} waiting, the most it takes")]
+    Overloaded { running: usize, queued: usize },
+    /// A call that did not finish within a server's per-call time; it was
+    /// abandoned (an `ask` stops its stream).
+    #[error("`{call}` did not finish within {secs} s")]
+    TimedOut { call: String, secs: u64 },
     /// A plugin name no plugin has.
     #[error("no plugin named {0}")]
     UnknownPlugin(String),
@@ -80,6 +89,8 @@ pub enum ApiError {
     Lock(#[from] LockError),
     #[error(transparent)]
     Watch(#[from] WatchError),
+    #[error(transparent)]
+    Serve(#[from] ServeError),
 }
 
 impl ApiError {
@@ -190,6 +201,16 @@ fn classify_api(e: &ApiError) -> Option<Classified> {
             "internal_error",
             "a bug in kebab: the call was abandoned and the server goes on; please report the message",
         ),
+        ApiError::Overloaded { running, queued } => Classified::new(
+            "overloaded",
+            "retry in a moment; the server refuses calls beyond its bound instead of queueing them",
+        )
+        .with_details(json!({ "running": running, "queued": queued })),
+        ApiError::TimedOut { call, secs } => Classified::new(
+            "timeout",
+            "narrow the call (a smaller `k`, fewer queries) or raise `kebab serve --timeout`",
+        )
+        .with_details(json!({ "call": call, "secs": secs })),
         ApiError::UnknownPlugin(name) => Classified::new(
             "plugin_not_found",
             "`kebab plugin list` shows the built-in and installed plugins",
@@ -217,6 +238,7 @@ fn classify_api(e: &ApiError) -> Option<Classified> {
         ApiError::Llm(e) => classify_one(e)?,
         ApiError::Lock(e) => classify_one(e)?,
         ApiError::Watch(e) => classify_one(e)?,
+        ApiError::Serve(e) => classify_one(e)?,
     })
 }
 
@@ -322,6 +344,15 @@ fn classify_one(cause: &(dyn StdError + 'static)) -> Option<Classified> {
             AppError::Store(e) => classify_one(e),
             AppError::Plugins(_) => None,
         };
+    }
+    if let Some(e) = cause.downcast_ref::<ServeError>() {
+        let classified = Classified::new(e.code(), e.hint());
+        return Some(match e {
+            ServeError::AlreadyServing { pid, at, .. } => {
+                classified.with_details(json!({ "pid": pid, "url": at }))
+            }
+            _ => classified,
+        });
     }
     if let Some(e) = cause.downcast_ref::<WatchError>() {
         return match e {

@@ -10,6 +10,12 @@
 //! for a vector or hybrid search. A long-lived session (the MCP server)
 //! sets [`Session::keep_fresh`] so every search first looks for vectors a
 //! concurrent `kebab ingest` added.
+//!
+//! A session is used by one thread at a time (its SQLite connection is
+//! its own), but what is costly to load — the Korean analyser, the
+//! embedding model with its vector table, the reranker — is held in a
+//! part every [`Session::sibling`] shares: a server runs several reader
+//! threads, each with a sibling session, over one loaded model.
 
 pub mod ask;
 pub mod doctor;
@@ -25,6 +31,7 @@ pub mod schema;
 pub mod search;
 
 use std::cell::{Cell, OnceCell, RefCell};
+use std::sync::{Arc, OnceLock};
 
 pub use error::ApiError;
 
@@ -74,18 +81,14 @@ type MissingCounts = (usize, usize);
 pub struct Session {
     config: Config,
     paths: Paths,
+    /// This session's own connection to the index.
     app: OnceCell<App>,
-    /// The Korean analyser (`None`: no dictionary installed), or why it
-    /// does not load.
-    korean: OnceCell<Result<Option<KoreanAnalyzer>, String>>,
-    /// The embedding model and its table (`None`: no model configured), or
-    /// why vector search is off.
-    vectors: OnceCell<Result<Option<(Embedder, VectorStore)>, VectorsOff>>,
-    /// The cross-encoder, once loaded (`None`: reranking is off).
-    reranker: OnceCell<Option<Reranker>>,
+    /// What this session shares with its siblings.
+    loaded: Arc<Loaded>,
     keep_fresh: bool,
-    /// The index's `data_version` when the vector table last moved to its
-    /// latest version (with `keep_fresh`).
+    /// The index's `data_version` (as this session's connection counts
+    /// it) when the vector table last moved to its latest version (with
+    /// `keep_fresh`).
     vectors_seen: Cell<Option<i64>>,
     /// Chunks without a vector for the loaded model ([`vectors_missing`]),
     /// with the index's `data_version` when they were counted.
@@ -96,6 +99,29 @@ pub struct Session {
     /// How the embedding model is prepared (see [`Session::for_one_query`]).
     workload: Workload,
 }
+
+/// What sibling sessions share across threads, each loaded once by
+/// whichever session needs it first (the others wait for it).
+#[derive(Default)]
+struct Loaded {
+    /// The Korean analyser (`None`: no dictionary installed), or why it
+    /// does not load.
+    korean: OnceLock<Result<Option<KoreanAnalyzer>, String>>,
+    /// The embedding model and its table (`None`: no model configured), or
+    /// why vector search is off.
+    vectors: OnceLock<Result<Option<(Embedder, VectorStore)>, VectorsOff>>,
+    /// The cross-encoder, once loaded (`None`: reranking is off).
+    reranker: OnceLock<Option<Reranker>>,
+}
+
+// A sibling moves to another thread, and what siblings share is used by
+// several at once.
+const _: fn() = || {
+    fn moves<T: Send>() {}
+    fn shared<T: Send + Sync>() {}
+    moves::<Session>();
+    shared::<Loaded>();
+};
 
 /// Which part of a document `fetch` returns, with its parameters.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -192,14 +218,24 @@ impl Session {
             config,
             paths,
             app: OnceCell::new(),
-            korean: OnceCell::new(),
-            vectors: OnceCell::new(),
-            reranker: OnceCell::new(),
+            loaded: Arc::default(),
             keep_fresh: false,
             vectors_seen: Cell::new(None),
             missing_vectors: Cell::new(None),
             full_text: RefCell::new(None),
             workload: Workload::Many,
+        }
+    }
+
+    /// Another session over the same index, for another thread: it shares
+    /// the analyser, model, vector table and reranker this one loaded (or
+    /// will load), and opens a SQLite connection of its own.
+    pub fn sibling(&self) -> Session {
+        Session {
+            loaded: self.loaded.clone(),
+            keep_fresh: self.keep_fresh,
+            workload: self.workload,
+            ..Session::new(self.config.clone(), self.paths.clone())
         }
     }
 
@@ -258,7 +294,8 @@ impl Session {
     /// The Korean analyser when one is installed; why not otherwise.
     fn korean(&self) -> Result<Option<&KoreanAnalyzer>, String> {
         let app = self.app().map_err(|e| e.to_string())?;
-        self.korean
+        self.loaded
+            .korean
             .get_or_init(|| app.korean_or_off())
             .as_ref()
             .map(Option::as_ref)
@@ -273,6 +310,7 @@ impl Session {
             damaged: false,
         })?;
         let loaded = self
+            .loaded
             .vectors
             .get_or_init(|| app.load_vectors(&app.paths.vector_dir(), self.workload))
             .as_ref()
@@ -433,7 +471,7 @@ impl Session {
     /// use); a model that does not load is an error, since the user asked
     /// for it.
     fn reranker(&self) -> Result<Option<&Reranker>, ApiError> {
-        if let Some(loaded) = self.reranker.get() {
+        if let Some(loaded) = self.loaded.reranker.get() {
             return Ok(loaded.as_ref());
         }
         let config = &self.config.search.rerank;
@@ -446,7 +484,7 @@ impl Session {
         } else {
             None
         };
-        Ok(self.reranker.get_or_init(|| loaded).as_ref())
+        Ok(self.loaded.reranker.get_or_init(|| loaded).as_ref())
     }
 
     /// The Korean analyser when `text` has Hangul in it and one loads (the

@@ -23,6 +23,7 @@ use super::search::{BulkSearchItem, BulkSearchResponse};
 use super::{ApiError, Session};
 use crate::fetch::{ChunkInspection, FetchResult};
 use crate::ingest::{IngestReport, ProgressLine};
+use crate::service::Health;
 use crate::watch::WatchLine;
 use kebab_store::IndexStats;
 
@@ -57,6 +58,7 @@ pub const WIRE_SCHEMAS: &[(&str, SchemaOf)] = &[
     ("error.v1", schema_of::<ErrorReport>),
     ("eval_report.v1", schema_of::<EvalReport>),
     ("fetch_result.v1", schema_of::<FetchResult>),
+    ("health.v1", schema_of::<Health>),
     ("ingest_progress.v1", schema_of::<ProgressLine<'static>>),
     ("ingest_report.v1", schema_of::<IngestReport>),
     ("init.v1", schema_of::<InitReport>),

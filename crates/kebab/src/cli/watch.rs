@@ -9,13 +9,23 @@ use kebab::watch::WatchEvent;
 
 pub(crate) fn watch(session: &Session, roots: &[String], json: bool) -> Result<u8> {
     kebab::interrupt::install_handler();
-    let mut stdout = std::io::stdout().lock();
     let mut note = |w: String| errln!("warning: {}", escape_control(&w));
-    let mut on_event = |event: WatchEvent<'_>| {
+    let mut on_event = show_event(json);
+    session.watch(roots, kebab::interrupt::flag(), &mut note, &mut on_event)?;
+    Ok(kebab::interrupt::EXIT_INTERRUPTED)
+}
+
+/// What a watcher shows of its events (`kebab watch`, `kebab serve
+/// --watch`): a `watch_event.v1` line on stdout each with `json`, else a
+/// line on stderr for each batch that changed something and each change of
+/// a root's state.
+pub(crate) fn show_event(json: bool) -> impl FnMut(WatchEvent<'_>) {
+    move |event: WatchEvent<'_>| {
         if json {
             if let Some(line) = event.line()
                 && let Ok(text) = serde_json::to_string(&line)
             {
+                let mut stdout = std::io::stdout().lock();
                 let _ = writeln!(stdout, "{text}");
                 let _ = stdout.flush();
             }
@@ -62,7 +72,5 @@ pub(crate) fn watch(session: &Session, roots: &[String], json: bool) -> Result<u
             WatchEvent::Back { root } => errln!("{}: its directory is back", escape_control(root)),
             WatchEvent::Progress(_) => {}
         }
-    };
-    session.watch(roots, kebab::interrupt::flag(), &mut note, &mut on_event)?;
-    Ok(kebab::interrupt::EXIT_INTERRUPTED)
+    }
 }

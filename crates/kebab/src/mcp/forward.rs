@@ -1,0 +1,144 @@
+//! `kebab mcp` forwarding to a `kebab serve` on the same data directory:
+//! the stdio client keeps talking to `kebab mcp`, which passes each tool
+//! call on over Streamable HTTP (rmcp's client) to the server named in the
+//! data directory's lock file ([`kebab::service::lock`]), so every client
+//! on the machine shares one warm engine and this process loads nothing.
+//!
+//! When no server runs, it does not answer, or it refuses this client (a
+//! token it wants and was not given), calls are served in process; the
+//! log says which, once. When the server stops while forwarding, the call
+//! that found it gone and every later call are served in process.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use rmcp::model::{CallToolRequestParams, CallToolResponse};
+use rmcp::service::{Peer, RunningService, ServiceError};
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::{ErrorData, RoleClient, ServiceExt};
+use tokio::sync::Mutex;
+
+use crate::cli::term::errln;
+
+/// How long the handshake with a running server may take.
+const CONNECT: Duration = Duration::from_secs(5);
+
+/// A running `kebab serve` calls are forwarded to.
+pub(crate) struct Upstream {
+    url: String,
+    pid: u32,
+    peer: Peer<RoleClient>,
+    /// The client session, closed (`DELETE`) when `kebab mcp` ends.
+    service: Mutex<Option<RunningService<RoleClient, ()>>>,
+    /// The server stopped answering: every call is served in process.
+    gone: AtomicBool,
+}
+
+/// Say what `kebab mcp` does, on stderr (an MCP client's log of this
+/// server) and in the log file.
+fn say(line: &str) {
+    errln!("kebab mcp: {line}");
+    tracing::info!("{line}");
+}
+
+/// Connect to the `kebab serve` running on `data_dir`, if one runs and
+/// answers; `None` (and a log line saying why) when calls are to be
+/// served in process.
+pub(crate) async fn connect(data_dir: &Path, token: Option<String>) -> Option<Arc<Upstream>> {
+    let Some(running) = kebab::service::lock::running(data_dir) else {
+        say(&format!(
+            "no kebab serve runs on {}; serving in-process",
+            data_dir.display()
+        ));
+        return None;
+    };
+    let pid = running.pid;
+    let Some(url) = running.url else {
+        say(&format!(
+            "kebab serve (pid {pid}) is starting and does not listen yet; serving in-process"
+        ));
+        return None;
+    };
+    let client = match kebab::http::async_builder()
+        .no_proxy()
+        .pool_max_idle_per_host(0)
+        .redirect(reqwest::redirect::Policy::none())
+        .connect_timeout(CONNECT)
+        .build()
+    {
+        Ok(client) => client,
+        Err(e) => {
+            say(&format!(
+                "cannot build an HTTP client ({e}); serving in-process"
+            ));
+            return None;
+        }
+    };
+    let mut config = StreamableHttpClientTransportConfig::with_uri(format!("{url}/mcp"));
+    if let Some(token) = token {
+        config = config.auth_header(token);
+    }
+    let transport = StreamableHttpClientTransport::with_client(client, config);
+    let service = match tokio::time::timeout(CONNECT, ().serve(transport)).await {
+        Ok(Ok(service)) => service,
+        Ok(Err(e)) => {
+            say(&format!(
+                "kebab serve (pid {pid}) at {url} did not accept this client ({e}); serving \
+                 in-process (hint: set KEBAB_SERVE_TOKEN when the server wants a token)"
+            ));
+            return None;
+        }
+        Err(_) => {
+            say(&format!(
+                "kebab serve (pid {pid}) at {url} did not answer within {} s; serving in-process",
+                CONNECT.as_secs()
+            ));
+            return None;
+        }
+    };
+    say(&format!("forwarding to kebab serve at {url} (pid {pid})"));
+    Some(Arc::new(Upstream {
+        url,
+        pid,
+        peer: service.peer().clone(),
+        service: Mutex::new(Some(service)),
+        gone: AtomicBool::new(false),
+    }))
+}
+
+impl Upstream {
+    /// Forward one call: the server's answer (a tool result, or the
+    /// JSON-RPC error it sent); `None` once the server is gone, and the
+    /// call is to be served in process.
+    pub(crate) async fn call(
+        &self,
+        request: CallToolRequestParams,
+    ) -> Option<Result<CallToolResponse, ErrorData>> {
+        if self.gone.load(Ordering::Relaxed) {
+            return None;
+        }
+        match self.peer.call_tool_once(request).await {
+            Ok(response) => Some(Ok(response)),
+            Err(ServiceError::McpError(e)) => Some(Err(e)),
+            Err(e) => {
+                if !self.gone.swap(true, Ordering::Relaxed) {
+                    say(&format!(
+                        "kebab serve (pid {}) at {} stopped answering ({e}); serving in-process",
+                        self.pid, self.url
+                    ));
+                }
+                None
+            }
+        }
+    }
+
+    /// End the session with the server (briefly: it may be gone).
+    pub(crate) async fn close(&self) {
+        if let Some(service) = self.service.lock().await.take() {
+            let _ = tokio::time::timeout(Duration::from_secs(2), service.cancel()).await;
+        }
+    }
+}

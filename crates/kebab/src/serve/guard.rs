@@ -1,0 +1,90 @@
+//! The middleware in front of every route of `kebab serve`: [`check`]
+//! refuses a request whose `Host`, `Origin` or bearer token
+//! [`kebab::service::Access`] does not accept (403, or 401 with
+//! `WWW-Authenticate: Bearer`, each with an `error.v1` body), before any
+//! handler sees it; [`track_posts`] counts each `/mcp` POST until its
+//! response — an event stream that carries the call's result — is sent,
+//! so a shutdown waits for the answers in flight; [`session_end`] answers
+//! the `DELETE` that ends an MCP session with 204.
+
+use std::sync::Arc;
+
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::http::{HeaderValue, Method, StatusCode, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use futures_util::StreamExt;
+use tokio_util::task::TaskTracker;
+
+use kebab::service::Access;
+
+/// Refuse what `access` does not accept; pass the rest on.
+pub(super) async fn check(
+    State(access): State<Arc<Access>>,
+    request: Request,
+    next: Next,
+) -> Response {
+    let headers = request.headers();
+    let text = |name| {
+        headers
+            .get(name)
+            .and_then(|v: &HeaderValue| v.to_str().ok())
+    };
+    // An unreadable Origin is still an Origin: it must not pass as none.
+    let origin = headers
+        .get(header::ORIGIN)
+        .map(|v| v.to_str().unwrap_or("\u{fffd}"));
+    let verdict = access.check(text(header::HOST), origin, text(header::AUTHORIZATION));
+    match verdict {
+        Ok(()) => next.run(request).await,
+        Err(refusal) => {
+            tracing::warn!(
+                refusal = refusal.message(),
+                method = %request.method(),
+                path = request.uri().path(),
+                "request refused"
+            );
+            let status = StatusCode::from_u16(refusal.status()).unwrap_or(StatusCode::FORBIDDEN);
+            let mut response = (status, axum::Json(refusal.report())).into_response();
+            if status == StatusCode::UNAUTHORIZED {
+                response
+                    .headers_mut()
+                    .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+            }
+            response
+        }
+    }
+}
+
+/// Hold a token of `in_flight` from a POST's arrival until its response
+/// body is finished or dropped.
+pub(super) async fn track_posts(
+    State(in_flight): State<TaskTracker>,
+    request: Request,
+    next: Next,
+) -> Response {
+    if request.method() != Method::POST {
+        return next.run(request).await;
+    }
+    let token = in_flight.token();
+    next.run(request).await.map(|body| {
+        Body::from_stream(body.into_data_stream().map(move |chunk| {
+            let _held = &token;
+            chunk
+        }))
+    })
+}
+
+/// Answer a `DELETE` that ended an MCP session `204 No Content`: rmcp
+/// answers 202, which the official Python SDK logs as a failed
+/// termination (it expects 200 or 204).
+pub(super) async fn session_end(request: Request, next: Next) -> Response {
+    let delete = request.method() == Method::DELETE;
+    let mut response = next.run(request).await;
+    if delete && response.status() == StatusCode::ACCEPTED {
+        *response.status_mut() = StatusCode::NO_CONTENT;
+        *response.body_mut() = Body::empty();
+    }
+    response
+}

@@ -1,0 +1,240 @@
+//! `kebab serve`'s read-only JSON API, for scripts and editor plugins that
+//! do not speak MCP: the reading MCP tools under their own names, each
+//! answered by the same dispatch on the same engine and returning the same
+//! `*.v1` JSON as the tool's structured content (and `--json` of the CLI):
+//!
+//! - `GET /v1/search?q=…&k=&mode=&path=&tag=&kind=&code_lang=&repo=&root=`
+//!   (`root` repeatable) → `search_response.v1`
+//! - `POST /v1/bulk_search` with `{"queries": [...]}` → `bulk_search_response.v1`
+//! - `GET /v1/fetch?kind=chunk&chunk_id=…&context=` (or `kind=doc&doc_id=…`,
+//!   `kind=span&doc_id=…&line_start=&line_end=`) → `fetch_result.v1`
+//! - `GET /v1/list_docs?root=` → `{"docs": [doc_summary.v1, …]}`
+//! - `GET /v1/schema` → `schema.v1`; `GET /v1/doctor` → `doctor.v1`
+//! - `GET /healthz` → `health.v1`
+//!
+//! `ask` writes the answer into the index, so it is MCP only. A failure is
+//! its `error.v1` body with a status: 400 `invalid_input`, 404 for what is
+//! not there (`not_indexed`, `chunk_not_found`, `doc_not_found`, and an
+//! unknown tool, as `invalid_input` naming `tool`), 503 `overloaded` (with `Retry-After`), 504 `timeout`, 500
+//! for the rest.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use axum::extract::{Path, Query};
+use axum::http::{StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use axum::{Json, Router};
+use serde_json::{Map, Value};
+
+use crate::engine::{Engine, error_value};
+use crate::mcp::tools;
+use kebab::api::ApiError;
+use kebab::service::Health;
+
+/// What the API's handlers share.
+#[derive(Clone)]
+pub(super) struct State {
+    pub(super) engine: Arc<Engine>,
+    pub(super) started: Instant,
+    pub(super) watching: bool,
+}
+
+/// The tools the API serves; `ask` writes, so it is not one of them.
+const READ_TOOLS: &[&str] = &[
+    "search",
+    "bulk_search",
+    "fetch",
+    "list_docs",
+    "schema",
+    "doctor",
+];
+
+/// Query parameters whose values are numbers.
+const NUMBERS: &[&str] = &["k", "line_start", "line_end", "context", "max_tokens"];
+
+/// The API's routes.
+pub(super) fn routes(state: State) -> Router {
+    Router::new()
+        .route("/healthz", get(healthz))
+        .route("/v1/{tool}", get(from_query).post(from_body))
+        .with_state(state)
+}
+
+async fn healthz(axum::extract::State(state): axum::extract::State<State>) -> Json<Health> {
+    let (running, queued) = state.engine.load();
+    Json(Health {
+        schema_version: "health.v1",
+        status: "ok",
+        kebab_version: env!("CARGO_PKG_VERSION"),
+        pid: std::process::id(),
+        uptime_secs: state.started.elapsed().as_secs(),
+        readers: state.engine.readers(),
+        running,
+        queued,
+        watching: state.watching,
+    })
+}
+
+/// `GET /v1/<tool>?…`: the tool with its arguments from the query string.
+async fn from_query(
+    axum::extract::State(state): axum::extract::State<State>,
+    Path(tool): Path<String>,
+    Query(pairs): Query<Vec<(String, String)>>,
+) -> Response {
+    if tool == "bulk_search" {
+        return failure(&ApiError::invalid(
+            "queries",
+            "bulk_search takes its queries as a JSON body: POST /v1/bulk_search",
+        ));
+    }
+    match arguments(pairs) {
+        Ok(arguments) => call(&state, &tool, arguments).await,
+        Err(e) => failure(&e),
+    }
+}
+
+/// `POST /v1/<tool>` with the tool's arguments as a JSON object (what
+/// `bulk_search` takes; the other reading tools too).
+async fn from_body(
+    axum::extract::State(state): axum::extract::State<State>,
+    Path(tool): Path<String>,
+    body: Result<Json<Map<String, Value>>, axum::extract::rejection::JsonRejection>,
+) -> Response {
+    match body {
+        Ok(Json(arguments)) => call(&state, &tool, Value::Object(arguments)).await,
+        Err(rejection) => failure(&ApiError::invalid("body", rejection.body_text())),
+    }
+}
+
+/// Run a reading tool on the engine and answer with what it returned.
+async fn call(state: &State, tool: &str, arguments: Value) -> Response {
+    if !READ_TOOLS.contains(&tool) {
+        let why = if tool == "ask" {
+            "ask writes its answer to the index, so it is served over MCP (/mcp) only".into()
+        } else {
+            format!(
+                "no read-only API call `{tool}`; there are {}",
+                READ_TOOLS.join(", ")
+            )
+        };
+        let mut response = failure(&ApiError::invalid("tool", why));
+        *response.status_mut() = StatusCode::NOT_FOUND;
+        return response;
+    }
+    match state.engine.call(tools::lane(tool), tool, arguments).await {
+        Ok(value) => Json(value).into_response(),
+        Err(error) => answer_error(error),
+    }
+}
+
+/// Query pairs as a tool's JSON arguments: `q` is `query`, each `root`
+/// adds to `roots`, the number parameters are numbers; a name given twice
+/// (other than `root`) is refused. Names the tool does not take are
+/// refused by the tool itself.
+fn arguments(pairs: Vec<(String, String)>) -> Result<Value, ApiError> {
+    let mut arguments = Map::new();
+    let mut roots = Vec::new();
+    for (name, value) in pairs {
+        if name == "root" {
+            roots.push(Value::String(value));
+            continue;
+        }
+        let name = if name == "q" {
+            "query".to_string()
+        } else {
+            name
+        };
+        let value = match NUMBERS.iter().find(|n| **n == name) {
+            Some(field) => Value::Number(
+                value
+                    .parse::<u64>()
+                    .map_err(|_| {
+                        ApiError::invalid(field, format!("`{value}` is not a whole number"))
+                    })?
+                    .into(),
+            ),
+            None => Value::String(value),
+        };
+        if arguments.contains_key(&name) {
+            return Err(ApiError::invalid(
+                "query string",
+                format!("`{name}` is given more than once"),
+            ));
+        }
+        arguments.insert(name, value);
+    }
+    if !roots.is_empty() {
+        arguments.insert("roots".into(), Value::Array(roots));
+    }
+    Ok(Value::Object(arguments))
+}
+
+/// `error` as an API answer.
+fn failure(error: &ApiError) -> Response {
+    answer_error(error_value(error))
+}
+
+/// An `error.v1` body with the status its code calls for.
+fn answer_error(report: Value) -> Response {
+    let status = match report["code"].as_str().unwrap_or("") {
+        "invalid_input" => StatusCode::BAD_REQUEST,
+        "not_indexed" | "chunk_not_found" | "doc_not_found" => StatusCode::NOT_FOUND,
+        "overloaded" => StatusCode::SERVICE_UNAVAILABLE,
+        "timeout" => StatusCode::GATEWAY_TIMEOUT,
+        _ => StatusCode::INTERNAL_SERVER_ERROR,
+    };
+    let mut response = (status, Json(report)).into_response();
+    if status == StatusCode::SERVICE_UNAVAILABLE {
+        response
+            .headers_mut()
+            .insert(header::RETRY_AFTER, header::HeaderValue::from_static("1"));
+    }
+    response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn pairs(p: &[(&str, &str)]) -> Vec<(String, String)> {
+        p.iter()
+            .map(|(a, b)| (a.to_string(), b.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn query_strings_become_tool_arguments() {
+        let args = arguments(pairs(&[
+            ("q", "raft"),
+            ("k", "3"),
+            ("root", "notes"),
+            ("root", "code"),
+            ("mode", "lexical"),
+        ]))
+        .unwrap();
+        assert_eq!(
+            args,
+            json!({"query": "raft", "k": 3, "mode": "lexical", "roots": ["notes", "code"]})
+        );
+        let e = arguments(pairs(&[("k", "-1")])).unwrap_err();
+        assert_eq!(e.code(), "invalid_input");
+        assert!(e.to_string().contains("k:"), "{e}");
+        let e = arguments(pairs(&[("q", "a"), ("query", "b")])).unwrap_err();
+        assert!(e.to_string().contains("more than once"), "{e}");
+    }
+
+    #[test]
+    fn errors_get_the_status_their_code_calls_for() {
+        let status = |code: &str| answer_error(json!({ "code": code })).status();
+        assert_eq!(status("invalid_input"), StatusCode::BAD_REQUEST);
+        assert_eq!(status("doc_not_found"), StatusCode::NOT_FOUND);
+        assert_eq!(status("overloaded"), StatusCode::SERVICE_UNAVAILABLE);
+        assert_eq!(status("timeout"), StatusCode::GATEWAY_TIMEOUT);
+        assert_eq!(status("internal_error"), StatusCode::INTERNAL_SERVER_ERROR);
+        let busy = answer_error(json!({ "code": "overloaded" }));
+        assert_eq!(busy.headers()[header::RETRY_AFTER], "1");
+    }
+}

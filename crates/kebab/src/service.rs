@@ -1,0 +1,505 @@
+//! The rules of `kebab serve`, the long-running local service, apart from
+//! its networking (which is the binary's): who may talk to it, where it
+//! may listen, and that one data directory has one server ([`lock`]).
+//!
+//! - **DNS rebinding**: a web page can make a browser send requests to
+//!   `127.0.0.1` under a name the page's attacker controls. Such a request
+//!   names that domain in `Host` and its page in `Origin`, so [`Access`]
+//!   accepts a `Host` only when it names the listening address
+//!   (`127.0.0.1:PORT`, `localhost:PORT`, or the IP literal listened on),
+//!   and an `Origin`, when one is sent, only when it is the server's own
+//!   loopback origin (`http://127.0.0.1:PORT`, `http://localhost:PORT`,
+//!   `http://[::1]:PORT`). Clients that are not browsers send no `Origin`.
+//! - **Bearer token**: when one is set (`KEBAB_SERVE_TOKEN` or a token
+//!   file), every request must carry `Authorization: Bearer <token>`; the
+//!   comparison takes the same time wherever the first difference is.
+//! - **No open network port**: listening on an address other than
+//!   loopback without a token is refused before anything is bound.
+
+pub mod lock;
+
+use std::net::{IpAddr, SocketAddr};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::Serialize;
+
+use kebab_core::bounds::{MAX_TIMEOUT_SECS, OutOfBounds, at_most};
+use kebab_core::wire::ErrorReport;
+
+/// Where `kebab serve` listens unless told otherwise.
+pub const DEFAULT_LISTEN: &str = "127.0.0.1:7474";
+/// The environment variable holding the bearer token.
+pub const TOKEN_ENV: &str = "KEBAB_SERVE_TOKEN";
+/// Largest token file read.
+const MAX_TOKEN_FILE_BYTES: u64 = 4096;
+/// Most reader threads (`--readers`).
+pub const MAX_READERS: usize = 64;
+/// Most calls waiting for a reader (`--queue`).
+pub const MAX_QUEUE: usize = 10_000;
+/// Calls waiting for a reader unless told otherwise.
+pub const DEFAULT_QUEUE: usize = 64;
+/// Most calls waiting for the model thread (`ask`, `doctor`).
+const MAX_MODEL_QUEUE: usize = 16;
+/// Seconds a call may take, waiting included, unless told otherwise (or
+/// the model's own timeout asks for more).
+pub const DEFAULT_TIMEOUT_SECS: u64 = 60;
+
+/// How much a server takes on at once, and for how long.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Bounds {
+    /// Threads answering reading calls.
+    pub readers: usize,
+    /// Reading calls waiting for a reader, at most; beyond it `overloaded`.
+    pub read_queue: usize,
+    /// `ask` / `doctor` calls waiting for the model thread, at most.
+    pub model_queue: usize,
+    /// How long a call may take, waiting included; then `timeout`.
+    pub timeout: Duration,
+}
+
+impl Bounds {
+    /// The bounds from `kebab serve`'s flags: `readers` (default: the CPU
+    /// count, 2 to 8), `queue` ([`DEFAULT_QUEUE`]) and `timeout_secs`
+    /// ([`DEFAULT_TIMEOUT_SECS`], or 30 s more than the model server's
+    /// `llm_timeout_secs` when that is longer, so an answer ends by its
+    /// own deadline first). Each is refused over its bound.
+    pub fn resolve(
+        readers: Option<usize>,
+        queue: Option<usize>,
+        timeout_secs: Option<u64>,
+        llm_timeout_secs: u64,
+    ) -> Result<Bounds, OutOfBounds> {
+        let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
+        let readers = readers.unwrap_or(cores.clamp(2, 8)).max(1);
+        at_most("readers", readers, MAX_READERS)?;
+        let queue = queue.unwrap_or(DEFAULT_QUEUE).max(1);
+        at_most("queue", queue, MAX_QUEUE)?;
+        let secs = timeout_secs
+            .unwrap_or(DEFAULT_TIMEOUT_SECS.max(llm_timeout_secs.saturating_add(30)))
+            .max(1);
+        at_most("timeout", secs, MAX_TIMEOUT_SECS)?;
+        Ok(Bounds {
+            readers,
+            read_queue: queue,
+            model_queue: queue.min(MAX_MODEL_QUEUE),
+            timeout: Duration::from_secs(secs),
+        })
+    }
+}
+
+/// Why `kebab serve` does not start (or `kebab mcp` cannot reach it).
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    /// A non-loopback address without a token.
+    #[error(
+        "refusing to listen on {addr} without a bearer token: anyone who can reach it could read the index"
+    )]
+    OpenNetwork { addr: SocketAddr },
+    /// Another server holds the data directory.
+    #[error("another kebab serve (pid {pid}) already serves {data_dir}{}", at.as_ref().map(|u| format!(" at {u}")).unwrap_or_default())]
+    AlreadyServing {
+        pid: u32,
+        at: Option<String>,
+        data_dir: PathBuf,
+    },
+    /// The token file cannot be read, or holds no token.
+    #[error("cannot use the token file {path}: {reason}")]
+    TokenFile { path: PathBuf, reason: String },
+    /// The token is not something an `Authorization` header can carry.
+    #[error("the bearer token must be visible ASCII without spaces (1 to 1024 characters)")]
+    BadToken,
+    /// The address cannot be listened on.
+    #[error("cannot listen on {addr}: {source}")]
+    Bind {
+        addr: SocketAddr,
+        source: std::io::Error,
+    },
+    /// The lock file of the data directory.
+    #[error("cannot use the server lock {path}: {source}")]
+    Lock {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+}
+
+impl ServeError {
+    /// The `error.v1` code.
+    pub fn code(&self) -> &'static str {
+        match self {
+            ServeError::OpenNetwork { .. } | ServeError::BadToken => "invalid_input",
+            ServeError::AlreadyServing { .. } => "already_serving",
+            ServeError::TokenFile { .. } | ServeError::Bind { .. } | ServeError::Lock { .. } => {
+                "io_error"
+            }
+        }
+    }
+
+    /// What the user can do about it.
+    pub fn hint(&self) -> String {
+        match self {
+            ServeError::OpenNetwork { .. } => format!(
+                "set a token ({TOKEN_ENV}=… or --token-file FILE), or listen on loopback \
+                 (--listen {DEFAULT_LISTEN})"
+            ),
+            ServeError::AlreadyServing { .. } => "use the running server (`kebab mcp` forwards \
+                 to it), stop it, or give this one another --data-dir"
+                .into(),
+            ServeError::TokenFile { .. } | ServeError::BadToken => {
+                "put the token alone in a regular file readable by you (e.g. `openssl rand -hex \
+                 32 > ~/.config/kebab/serve.token; chmod 600 …`)"
+                    .into()
+            }
+            ServeError::Bind { .. } => {
+                "pick another port (--listen 127.0.0.1:PORT; port 0 picks a free one)".into()
+            }
+            ServeError::Lock { .. } => "check the data directory's permissions".into(),
+        }
+    }
+}
+
+/// The bearer token clients must present: from `file` when given, else
+/// from [`TOKEN_ENV`]; `None` when neither is set.
+pub fn load_token(file: Option<&Path>) -> Result<Option<String>, ServeError> {
+    let token = match file {
+        Some(path) => {
+            let refuse = |reason: String| ServeError::TokenFile {
+                path: path.to_path_buf(),
+                reason,
+            };
+            let real = path.canonicalize().map_err(|e| refuse(e.to_string()))?;
+            use kebab_core::paths::ReadRefusal;
+            let bytes =
+                kebab_core::paths::read_regular_file(&real, MAX_TOKEN_FILE_BYTES).map_err(|e| {
+                    refuse(match e {
+                        ReadRefusal::NotRegular(what) => format!("it is a {what}"),
+                        ReadRefusal::TooLarge(n) => {
+                            format!("{n} bytes; a token file holds at most {MAX_TOKEN_FILE_BYTES}")
+                        }
+                        ReadRefusal::Io(e) => e.to_string(),
+                    })
+                })?;
+            let text = String::from_utf8(bytes).map_err(|_| refuse("not UTF-8".into()))?;
+            let token = text.trim().to_string();
+            if token.is_empty() {
+                return Err(refuse("it is empty".into()));
+            }
+            Some(token)
+        }
+        None => std::env::var(TOKEN_ENV)
+            .ok()
+            .map(|t| t.trim().to_string())
+            .filter(|t| !t.is_empty()),
+    };
+    if let Some(t) = &token
+        && (t.len() > 1024 || !t.bytes().all(|b| b.is_ascii_graphic()))
+    {
+        return Err(ServeError::BadToken);
+    }
+    Ok(token)
+}
+
+/// Refuse to listen on `addr` when it is not loopback and no token is set.
+pub fn check_listen(addr: SocketAddr, has_token: bool) -> Result<(), ServeError> {
+    if addr.ip().is_loopback() || has_token {
+        Ok(())
+    } else {
+        Err(ServeError::OpenNetwork { addr })
+    }
+}
+
+/// Why a request was refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Refusal {
+    /// `Host` does not name the listening address (403).
+    Host,
+    /// `Origin` is not the server's own loopback origin (403).
+    Origin,
+    /// No bearer token, or the wrong one (401).
+    Token,
+}
+
+impl Refusal {
+    /// The sentence a refused client reads.
+    pub fn message(self) -> &'static str {
+        match self {
+            Refusal::Host => "Host does not name this server's listening address",
+            Refusal::Origin => "Origin is not this server's own loopback origin",
+            Refusal::Token => "missing or wrong bearer token (Authorization: Bearer <token>)",
+        }
+    }
+
+    /// The HTTP status it is answered with.
+    pub fn status(self) -> u16 {
+        match self {
+            Refusal::Host | Refusal::Origin => 403,
+            Refusal::Token => 401,
+        }
+    }
+
+    /// Its `error.v1` body (`forbidden` or `unauthorized`).
+    pub fn report(self) -> ErrorReport {
+        let (code, hint) = match self {
+            Refusal::Host | Refusal::Origin => (
+                "forbidden",
+                "connect to the address the server listens on (127.0.0.1 or localhost); web \
+                 pages of other origins may not call it",
+            ),
+            Refusal::Token => (
+                "unauthorized",
+                "send the server's token: `Authorization: Bearer <token>` (KEBAB_SERVE_TOKEN)",
+            ),
+        };
+        ErrorReport {
+            schema_version: "error.v1",
+            code,
+            message: self.message().to_string(),
+            hint: Some(hint.to_string()),
+            details: None,
+        }
+    }
+}
+
+/// Who may talk to a server listening on one address (see the module doc).
+#[derive(Debug, Clone)]
+pub struct Access {
+    listen: SocketAddr,
+    token: Option<String>,
+}
+
+impl Access {
+    /// The rules for a server bound to `listen` (the port it really got),
+    /// with `token` required when set.
+    pub fn new(listen: SocketAddr, token: Option<String>) -> Access {
+        Access { listen, token }
+    }
+
+    /// Check one request's `Host`, `Origin` and `Authorization` headers
+    /// (`None`: the header is absent or not text).
+    pub fn check(
+        &self,
+        host: Option<&str>,
+        origin: Option<&str>,
+        authorization: Option<&str>,
+    ) -> Result<(), Refusal> {
+        if !host.is_some_and(|h| self.host_allowed(h)) {
+            return Err(Refusal::Host);
+        }
+        if let Some(origin) = origin
+            && !self.origin_allowed(origin)
+        {
+            return Err(Refusal::Origin);
+        }
+        if let Some(token) = &self.token {
+            let given = authorization.and_then(|a| a.strip_prefix("Bearer "));
+            if !given.is_some_and(|g| same_secret(g.as_bytes(), token.as_bytes())) {
+                return Err(Refusal::Token);
+            }
+        }
+        Ok(())
+    }
+
+    /// `host:port` names the listening address: the port is ours, and the
+    /// host is `localhost` (on a loopback or any-address listener) or an
+    /// IP literal we listen on. A name other than `localhost` is what a
+    /// rebinding attack sends, so none is accepted.
+    fn host_allowed(&self, authority: &str) -> bool {
+        let Some((host, port)) = authority.rsplit_once(':') else {
+            return false;
+        };
+        if port.parse::<u16>().ok() != Some(self.listen.port()) {
+            return false;
+        }
+        let ip = self.listen.ip();
+        if host.eq_ignore_ascii_case("localhost") {
+            return ip.is_loopback() || ip.is_unspecified();
+        }
+        let literal = host
+            .strip_prefix('[')
+            .and_then(|h| h.strip_suffix(']'))
+            .unwrap_or(host);
+        match literal.parse::<IpAddr>() {
+            Ok(asked) if ip.is_unspecified() => asked.is_ipv4() == ip.is_ipv4() || ip.is_ipv6(),
+            Ok(asked) => asked == ip,
+            Err(_) => false,
+        }
+    }
+
+    /// `origin` is one of the server's loopback origins.
+    fn origin_allowed(&self, origin: &str) -> bool {
+        let port = self.listen.port();
+        [
+            format!("http://127.0.0.1:{port}"),
+            format!("http://localhost:{port}"),
+            format!("http://[::1]:{port}"),
+        ]
+        .iter()
+        .any(|o| o.eq_ignore_ascii_case(origin))
+    }
+}
+
+/// `a == b`, in a time that depends on their lengths only.
+fn same_secret(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+/// `health.v1`: `GET /healthz` of `kebab serve`.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct Health {
+    pub schema_version: &'static str,
+    /// Always `ok` while the server answers.
+    pub status: &'static str,
+    pub kebab_version: &'static str,
+    pub pid: u32,
+    /// Seconds since the server started.
+    pub uptime_secs: u64,
+    /// Threads answering reading calls (search, fetch, …).
+    pub readers: usize,
+    /// Calls running now.
+    pub running: usize,
+    /// Calls waiting for a thread.
+    pub queued: usize,
+    /// Whether a watcher keeps the roots fresh (`--watch`).
+    pub watching: bool,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn loopback(token: Option<&str>) -> Access {
+        Access::new("127.0.0.1:7000".parse().unwrap(), token.map(String::from))
+    }
+
+    #[test]
+    fn host_must_name_the_listening_address() {
+        let a = loopback(None);
+        for ok in ["127.0.0.1:7000", "localhost:7000", "LOCALHOST:7000"] {
+            assert_eq!(a.check(Some(ok), None, None), Ok(()), "{ok}");
+        }
+        for bad in [
+            None,
+            Some("evil.example:7000"),
+            Some("127.0.0.1:7001"),
+            Some("127.0.0.1"),
+            Some("[::1]:7000"),
+            Some("10.0.0.1:7000"),
+            Some("localhost.evil.example:7000"),
+        ] {
+            assert_eq!(a.check(bad, None, None), Err(Refusal::Host), "{bad:?}");
+        }
+        let any = Access::new("0.0.0.0:7000".parse().unwrap(), Some("t".into()));
+        let auth = Some("Bearer t");
+        assert_eq!(any.check(Some("192.168.1.5:7000"), None, auth), Ok(()));
+        assert_eq!(any.check(Some("localhost:7000"), None, auth), Ok(()));
+        assert_eq!(
+            any.check(Some("kebab.example:7000"), None, auth),
+            Err(Refusal::Host)
+        );
+        let v6 = Access::new("[::1]:7000".parse().unwrap(), None);
+        assert_eq!(v6.check(Some("[::1]:7000"), None, None), Ok(()));
+    }
+
+    #[test]
+    fn only_the_loopback_origin_is_accepted() {
+        let a = loopback(None);
+        let host = Some("127.0.0.1:7000");
+        for ok in [
+            "http://127.0.0.1:7000",
+            "http://localhost:7000",
+            "http://[::1]:7000",
+        ] {
+            assert_eq!(a.check(host, Some(ok), None), Ok(()), "{ok}");
+        }
+        for bad in [
+            "http://evil.example",
+            "http://127.0.0.1:7001",
+            "https://127.0.0.1:7000",
+            "null",
+            "http://127.0.0.1:7000.evil.example",
+        ] {
+            assert_eq!(
+                a.check(host, Some(bad), None),
+                Err(Refusal::Origin),
+                "{bad}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_token_once_set_is_required() {
+        let a = loopback(Some("s3cret"));
+        let host = Some("127.0.0.1:7000");
+        assert_eq!(a.check(host, None, Some("Bearer s3cret")), Ok(()));
+        for bad in [
+            None,
+            Some("Bearer s3cre"),
+            Some("Bearer s3cret2"),
+            Some("bearer s3cret"),
+            Some("s3cret"),
+            Some("Basic czNjcmV0"),
+        ] {
+            assert_eq!(a.check(host, None, bad), Err(Refusal::Token), "{bad:?}");
+        }
+        // Host and Origin are checked before the token.
+        assert_eq!(
+            a.check(Some("evil:7000"), None, Some("Bearer s3cret")),
+            Err(Refusal::Host)
+        );
+    }
+
+    #[test]
+    fn a_network_address_needs_a_token() {
+        let lan: SocketAddr = "0.0.0.0:7000".parse().unwrap();
+        assert!(matches!(
+            check_listen(lan, false),
+            Err(ServeError::OpenNetwork { .. })
+        ));
+        assert!(check_listen(lan, true).is_ok());
+        assert!(check_listen("127.0.0.1:0".parse().unwrap(), false).is_ok());
+        assert!(check_listen("[::1]:0".parse().unwrap(), false).is_ok());
+    }
+
+    #[test]
+    fn bounds_default_from_the_machine_and_are_refused_past_their_limit() {
+        let b = Bounds::resolve(None, None, None, 120).unwrap();
+        assert!((2..=8).contains(&b.readers));
+        assert_eq!(b.read_queue, DEFAULT_QUEUE);
+        assert_eq!(b.model_queue, MAX_MODEL_QUEUE);
+        // The model's own deadline comes first.
+        assert_eq!(b.timeout, Duration::from_secs(150));
+        let b = Bounds::resolve(Some(3), Some(5), Some(10), 120).unwrap();
+        assert_eq!((b.readers, b.read_queue, b.model_queue), (3, 5, 5));
+        assert_eq!(b.timeout, Duration::from_secs(10));
+        assert_eq!(
+            Bounds::resolve(None, None, None, 5).unwrap().timeout,
+            Duration::from_secs(DEFAULT_TIMEOUT_SECS)
+        );
+        for (field, r, q, t) in [
+            ("readers", Some(MAX_READERS + 1), None, None),
+            ("queue", None, Some(usize::MAX), None),
+            ("timeout", None, None, Some(u64::MAX)),
+        ] {
+            assert_eq!(Bounds::resolve(r, q, t, 120).unwrap_err().field, field);
+        }
+    }
+
+    #[test]
+    fn token_files_hold_one_visible_token() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("token");
+        std::fs::write(&file, "  abc123\n").unwrap();
+        assert_eq!(load_token(Some(&file)).unwrap().as_deref(), Some("abc123"));
+        std::fs::write(&file, "\n").unwrap();
+        assert!(matches!(
+            load_token(Some(&file)),
+            Err(ServeError::TokenFile { .. })
+        ));
+        std::fs::write(&file, "two words").unwrap();
+        assert!(matches!(load_token(Some(&file)), Err(ServeError::BadToken)));
+        assert!(matches!(
+            load_token(Some(&dir.path().join("missing"))),
+            Err(ServeError::TokenFile { .. })
+        ));
+    }
+}

@@ -1,0 +1,159 @@
+//! One server per data directory: `kebab serve` holds an exclusive
+//! advisory lock (`flock`) on `<data_dir>/serve.lock` for its whole life,
+//! with its pid and, once it listens, its URL written in the file. A second
+//! server is told which pid holds it; `kebab mcp` finds the running server
+//! there to forward to ([`running`]). The OS drops the lock when the holder
+//! exits, even by `kill -9`, so a stale file never counts: only a held
+//! lock does.
+
+use std::fs::{File, OpenOptions, TryLockError};
+use std::io::{Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use super::ServeError;
+
+/// The lock file's name in the data directory.
+pub const FILE_NAME: &str = "serve.lock";
+
+/// How long a starting server retries a lock held by someone else: a
+/// `kebab mcp` looking for a server holds it (shared) for an instant.
+const CONTENDED: Duration = Duration::from_secs(1);
+
+/// The held lock; released when dropped.
+#[derive(Debug)]
+pub struct ServerLock {
+    file: File,
+    path: PathBuf,
+}
+
+/// A server running on a data directory, as its lock file says.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Running {
+    pub pid: u32,
+    /// Its base URL (`http://127.0.0.1:7474`), once it listens.
+    pub url: Option<String>,
+}
+
+impl ServerLock {
+    /// Take the lock of `data_dir` (created when missing), or say which
+    /// server holds it.
+    pub fn acquire(data_dir: &Path) -> Result<ServerLock, ServeError> {
+        let path = data_dir.join(FILE_NAME);
+        let io = |source| ServeError::Lock {
+            path: path.clone(),
+            source,
+        };
+        std::fs::create_dir_all(data_dir).map_err(io)?;
+        let mut file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&path)
+            .map_err(io)?;
+        let started = Instant::now();
+        loop {
+            match file.try_lock() {
+                Ok(()) => break,
+                Err(TryLockError::WouldBlock) if started.elapsed() < CONTENDED => {
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+                Err(TryLockError::WouldBlock) => {
+                    let held = read(&mut file);
+                    return Err(ServeError::AlreadyServing {
+                        pid: held.as_ref().map_or(0, |r| r.pid),
+                        at: held.and_then(|r| r.url),
+                        data_dir: data_dir.to_path_buf(),
+                    });
+                }
+                Err(TryLockError::Error(e)) => return Err(io(e)),
+            }
+        }
+        let mut lock = ServerLock { file, path };
+        lock.write(None)?;
+        Ok(lock)
+    }
+
+    /// Record the URL the server listens at, for clients to find.
+    pub fn announce(&mut self, url: &str) -> Result<(), ServeError> {
+        self.write(Some(url))
+    }
+
+    fn write(&mut self, url: Option<&str>) -> Result<(), ServeError> {
+        let io = |source| ServeError::Lock {
+            path: self.path.clone(),
+            source,
+        };
+        let text = format!("{}\n{}\n", std::process::id(), url.unwrap_or(""));
+        self.file.set_len(0).map_err(io)?;
+        self.file.seek(SeekFrom::Start(0)).map_err(io)?;
+        self.file.write_all(text.as_bytes()).map_err(io)?;
+        self.file.flush().map_err(io)
+    }
+}
+
+impl Drop for ServerLock {
+    fn drop(&mut self) {
+        // Nobody listens there any more; the lock itself goes with the file
+        // handle.
+        let _ = self.file.set_len(0);
+    }
+}
+
+/// The server holding `data_dir`'s lock, if one runs.
+pub fn running(data_dir: &Path) -> Option<Running> {
+    let mut file = File::open(data_dir.join(FILE_NAME)).ok()?;
+    match file.try_lock_shared() {
+        // Nobody holds it: whatever the file says is history.
+        Ok(()) => None,
+        Err(TryLockError::WouldBlock) => read(&mut file),
+        Err(TryLockError::Error(_)) => None,
+    }
+}
+
+/// The pid and URL written in the lock file.
+fn read(file: &mut File) -> Option<Running> {
+    let mut text = String::new();
+    file.seek(SeekFrom::Start(0)).ok()?;
+    file.take(4096).read_to_string(&mut text).ok()?;
+    let mut lines = text.lines();
+    let pid = lines.next()?.trim().parse().ok()?;
+    let url = lines
+        .next()
+        .map(str::trim)
+        .filter(|u| u.starts_with("http://"))
+        .map(String::from);
+    Some(Running { pid, url })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_server_per_data_dir_and_clients_find_it() {
+        let dir = tempfile::tempdir().unwrap();
+        assert_eq!(running(dir.path()), None);
+        let mut lock = ServerLock::acquire(dir.path()).unwrap();
+        let me = std::process::id();
+        assert_eq!(running(dir.path()), Some(Running { pid: me, url: None }));
+        lock.announce("http://127.0.0.1:7474").unwrap();
+        assert_eq!(
+            running(dir.path()).and_then(|r| r.url).as_deref(),
+            Some("http://127.0.0.1:7474")
+        );
+        match ServerLock::acquire(dir.path()) {
+            Err(ServeError::AlreadyServing { pid, at, .. }) => {
+                assert_eq!(pid, me);
+                assert_eq!(at.as_deref(), Some("http://127.0.0.1:7474"));
+            }
+            other => panic!("a second server started: {other:?}"),
+        }
+        drop(lock);
+        // The file stays, but nobody holds it: no server runs.
+        assert!(dir.path().join(FILE_NAME).exists());
+        assert_eq!(running(dir.path()), None);
+        ServerLock::acquire(dir.path()).expect("free again");
+    }
+}

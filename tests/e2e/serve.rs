@@ -1,0 +1,996 @@
+//! `kebab serve` driven over real HTTP on loopback: the official MCP Python
+//! SDK's Streamable HTTP client (tests/mcp/client.py with a `url`) for
+//! every tool, sessions ended with DELETE, two clients at once, a slow
+//! `ask` beside searches and the `overloaded` bound; the read-only `/v1`
+//! JSON API and `/healthz`; `--watch`; the Host/Origin guard and the bearer
+//! token (raw requests, so every header is the test's); the refusals at
+//! start (a network address without a token, a second server on one data
+//! directory); path-escape attempts through `fetch`, filters and URLs;
+//! `kebab mcp` forwarding to a running server and falling back when it
+//! stops; SIGTERM with a call in flight.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::path::PathBuf;
+use std::process::{Child, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::llm_server::{LlmServer, Script, Wire, tokens};
+use crate::mcp::{
+    assert_same_results, call, client, error_code, every_tool_matches_the_cli, ok, report,
+    spawn_client,
+};
+use crate::support::{Kb, NO_EMBEDDINGS, sample_corpus};
+
+/// Quick watcher batches.
+const FAST_WATCH: &str = "[watch]\nquiet_ms = 100\nmax_delay_ms = 500\nrescan_secs = 1\n";
+
+/// A running `kebab serve`; SIGTERMed, then killed, when dropped.
+struct Server {
+    child: Child,
+    /// `127.0.0.1:PORT`.
+    addr: String,
+    stderr: Arc<Mutex<String>>,
+    log_dir: PathBuf,
+}
+
+impl Server {
+    /// `kebab serve --listen 127.0.0.1:0 ARGS…` on `kb`, with `env`, once
+    /// it says where it listens.
+    fn start(kb: &Kb, args: &[&str], env: &[(&str, &str)]) -> Server {
+        let mut all = vec!["serve", "--listen", "127.0.0.1:0"];
+        all.extend_from_slice(args);
+        Server::start_raw(kb, &all, env)
+    }
+
+    /// `kebab ARGS…` that is expected to start a server.
+    fn start_raw(kb: &Kb, args: &[&str], env: &[(&str, &str)]) -> Server {
+        let log_dir = tempfile::tempdir().unwrap().keep();
+        let mut cmd = kb.cmd(args);
+        cmd.env("KEBAB_LOG_DIR", &log_dir)
+            .env_remove("KEBAB_SERVE_TOKEN")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped());
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let mut child = cmd.spawn().expect("start kebab serve");
+        let stderr = Arc::new(Mutex::new(String::new()));
+        let pipe = child.stderr.take().unwrap();
+        let sink = stderr.clone();
+        std::thread::spawn(move || {
+            for line in BufReader::new(pipe).lines().map_while(Result::ok) {
+                let mut s = sink.lock().unwrap();
+                s.push_str(&line);
+                s.push('\n');
+            }
+        });
+        let deadline = Instant::now() + Duration::from_secs(120);
+        let addr = loop {
+            let text = stderr.lock().unwrap().clone();
+            if let Some(rest) = text.split("listening on http://").nth(1) {
+                break rest.split_whitespace().next().unwrap().to_string();
+            }
+            if let Some(status) = child.try_wait().unwrap() {
+                panic!("kebab serve exited ({status}) before listening: {text}");
+            }
+            assert!(
+                Instant::now() < deadline,
+                "kebab serve never listened: {text}"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        };
+        Server {
+            child,
+            addr,
+            stderr,
+            log_dir,
+        }
+    }
+
+    fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    fn port(&self) -> &str {
+        self.addr.rsplit(':').next().unwrap()
+    }
+
+    fn stderr(&self) -> String {
+        self.stderr.lock().unwrap().clone()
+    }
+
+    /// SIGTERM, then the exit code (within a minute).
+    fn terminate(&mut self) -> i32 {
+        // SAFETY: signalling our own child.
+        unsafe { libc::kill(self.child.id() as libc::pid_t, libc::SIGTERM) };
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return status.code().unwrap_or(-1);
+            }
+            assert!(
+                Instant::now() < deadline,
+                "kebab serve ignored SIGTERM: {}",
+                self.stderr()
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// The tool-call lines the server logged.
+    fn calls(&self) -> Vec<String> {
+        let mut lines = Vec::new();
+        for entry in std::fs::read_dir(&self.log_dir).unwrap() {
+            let text = std::fs::read_to_string(entry.unwrap().path()).unwrap_or_default();
+            lines.extend(
+                text.lines()
+                    .filter(|l| l.contains("tool call"))
+                    .map(String::from),
+            );
+        }
+        lines
+    }
+
+    /// Tool calls the server logged, by tool name.
+    fn calls_logged(&self, tool: &str) -> usize {
+        let tool = format!("tool=\"{tool}\"");
+        self.calls().iter().filter(|l| l.contains(&tool)).count()
+    }
+
+    /// Wait (up to 10 s: the log is written by a background thread) until
+    /// `n` calls of `tool` are logged, and check no more are.
+    fn assert_logged(&self, tool: &str, n: usize) {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while self.calls_logged(tool) < n && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        assert_eq!(
+            self.calls_logged(tool),
+            n,
+            "`{tool}` calls the server logged: {:#?}",
+            self.calls()
+        );
+    }
+
+    /// An MCP client (Python SDK, Streamable HTTP) running `steps`, with
+    /// `headers` on every request.
+    fn client(&self, headers: Value, steps: &Value) -> Child {
+        spawn_client(&json!({
+            "url": format!("{}/mcp", self.url()),
+            "headers": headers,
+            "steps": steps,
+        }))
+    }
+
+    /// `GET path` with the right Host and `headers`.
+    fn get(&self, path: &str, headers: &[(&str, &str)]) -> Answer {
+        let mut all = vec![("Host", self.addr.as_str())];
+        all.extend_from_slice(headers);
+        http(&self.addr, "GET", path, &all, None)
+    }
+
+    /// `GET path` answered 200 with JSON.
+    fn get_json(&self, path: &str) -> Value {
+        let a = self.get(path, &[]);
+        assert_eq!(a.status, 200, "GET {path}: {a:?}");
+        a.json()
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        // SAFETY: signalling our own child.
+        unsafe { libc::kill(self.child.id() as libc::pid_t, libc::SIGTERM) };
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while Instant::now() < deadline {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                let _ = std::fs::remove_dir_all(&self.log_dir);
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_dir_all(&self.log_dir);
+    }
+}
+
+/// An HTTP answer.
+#[derive(Debug)]
+struct Answer {
+    status: u16,
+    /// Header lines, lowercased names.
+    headers: Vec<(String, String)>,
+    body: String,
+}
+
+impl Answer {
+    fn json(&self) -> Value {
+        serde_json::from_str(&self.body).unwrap_or_else(|e| panic!("not JSON ({e}): {self:?}"))
+    }
+
+    fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+/// One HTTP/1.1 request with exactly these headers (and a body), on a
+/// connection of its own.
+fn http(
+    addr: &str,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: Option<&str>,
+) -> Answer {
+    let mut stream = TcpStream::connect(addr).expect("connect");
+    stream
+        .set_read_timeout(Some(Duration::from_secs(60)))
+        .unwrap();
+    let mut request = format!("{method} {path} HTTP/1.1\r\n");
+    for (name, value) in headers {
+        request.push_str(&format!("{name}: {value}\r\n"));
+    }
+    if let Some(body) = body {
+        request.push_str(&format!("Content-Length: {}\r\n", body.len()));
+    }
+    request.push_str("Connection: close\r\n\r\n");
+    request.push_str(body.unwrap_or(""));
+    stream.write_all(request.as_bytes()).unwrap();
+    let mut raw = Vec::new();
+    let _ = stream.read_to_end(&mut raw);
+    let text = String::from_utf8_lossy(&raw).to_string();
+    let (head, rest) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
+    let mut lines = head.lines();
+    let status = lines
+        .next()
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("no HTTP status in {text:?}"));
+    let headers: Vec<(String, String)> = lines
+        .filter_map(|l| l.split_once(':'))
+        .map(|(n, v)| (n.trim().to_ascii_lowercase(), v.trim().to_string()))
+        .collect();
+    let chunked = headers
+        .iter()
+        .any(|(n, v)| n == "transfer-encoding" && v.contains("chunked"));
+    let body = if chunked {
+        dechunk(rest)
+    } else {
+        rest.to_string()
+    };
+    Answer {
+        status,
+        headers,
+        body,
+    }
+}
+
+/// A chunked body's content.
+fn dechunk(mut rest: &str) -> String {
+    let mut body = String::new();
+    while let Some((size, after)) = rest.split_once("\r\n") {
+        let n = usize::from_str_radix(size.trim(), 16).unwrap_or(0);
+        if n == 0 || after.len() < n {
+            break;
+        }
+        body.push_str(&after[..n]);
+        rest = after[n..].trim_start_matches("\r\n");
+    }
+    body
+}
+
+/// Wait for `what` until `timeout`.
+fn until(what: &str, timeout: Duration, mut done: impl FnMut() -> bool) {
+    let deadline = Instant::now() + timeout;
+    while !done() {
+        assert!(Instant::now() < deadline, "no {what} within {timeout:?}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// A client's report and stderr, the client having succeeded.
+fn report_and_log(child: Child) -> (Value, String) {
+    let out = child.wait_with_output().expect("client ran");
+    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(out.status.success(), "MCP client failed: {stderr}");
+    let r = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("client output not JSON ({e}); stderr: {stderr}"));
+    (r, stderr)
+}
+
+/// An index of the sample corpus without embeddings, plus `config`.
+fn lexical_kb(config: &str) -> Kb {
+    let kb = Kb::with_config(&format!("{NO_EMBEDDINGS}{config}"));
+    kb.ingest(&sample_corpus());
+    kb
+}
+
+#[test]
+fn every_tool_over_streamable_http_returns_what_the_cli_prints_and_delete_ends_the_session() {
+    every_tool_matches_the_cli(|kb, steps| {
+        let server = Server::start(kb, &[], &[]);
+        let r = report(server.client(json!({}), &steps));
+        // initialize opened a session; leaving the client ended it.
+        let sid = r["http"]["session_id"]
+            .as_str()
+            .unwrap_or_else(|| panic!("no Mcp-Session-Id: {r:#}"))
+            .to_string();
+        let requests = r["http"]["requests"].as_array().unwrap();
+        let last = requests.last().unwrap();
+        assert_eq!(last, &json!(["DELETE", 204]), "{requests:?}");
+        // The ended session is unknown to the server.
+        let list = r#"{"jsonrpc":"2.0","id":9,"method":"tools/list"}"#;
+        let again = http(
+            &server.addr,
+            "POST",
+            "/mcp",
+            &[
+                ("Host", &server.addr),
+                ("Accept", "application/json, text/event-stream"),
+                ("Content-Type", "application/json"),
+                ("Mcp-Session-Id", &sid),
+            ],
+            Some(list),
+        );
+        assert_eq!(again.status, 404, "{again:?}");
+        // Every call was answered by the server, in order (its log says so).
+        let planned: Vec<String> = steps
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s["call"].as_str().unwrap().to_string())
+            .collect();
+        until("every call logged", Duration::from_secs(10), || {
+            server.calls().len() >= planned.len()
+        });
+        let logged: Vec<String> = server
+            .calls()
+            .iter()
+            .map(|l| {
+                l.split("tool=\"")
+                    .nth(1)
+                    .unwrap()
+                    .split('"')
+                    .next()
+                    .unwrap()
+                    .to_string()
+            })
+            .collect();
+        assert_eq!(logged, planned);
+        r
+    });
+}
+
+#[test]
+fn the_json_api_returns_what_the_cli_prints() {
+    let kb = lexical_kb("");
+    let (cli_search, code) = kb.json(&["search", "raft leader", "--k", "3", "--mode", "lexical"]);
+    assert_eq!(code, 0);
+    let doc_id = cli_search["hits"][0]["doc_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let chunk_id = cli_search["hits"][0]["chunk_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let (cli_doc, _) = kb.json(&["fetch", "doc", &doc_id]);
+    let (cli_chunk, _) = kb.json(&["fetch", "chunk", &chunk_id, "--context", "1"]);
+    let (cli_span, _) = kb.json(&["fetch", "span", &doc_id, "1", "3"]);
+    let (cli_docs, _) = kb.json(&["list", "docs"]);
+    let (cli_schema, _) = kb.json(&["schema"]);
+    let (cli_filtered, _) = kb.json(&[
+        "search", "memory", "--path", "tech/*", "--k", "2", "--mode", "lexical",
+    ]);
+
+    let server = Server::start(&kb, &[], &[]);
+    assert_same_results(
+        &server.get_json("/v1/search?q=raft+leader&k=3&mode=lexical"),
+        &cli_search,
+    );
+    assert_same_results(
+        &server.get_json("/v1/search?q=memory&path=tech%2F*&k=2&mode=lexical"),
+        &cli_filtered,
+    );
+    assert_eq!(
+        server.get_json(&format!("/v1/fetch?kind=doc&doc_id={doc_id}")),
+        cli_doc
+    );
+    assert_eq!(
+        server.get_json(&format!(
+            "/v1/fetch?kind=chunk&chunk_id={chunk_id}&context=1"
+        )),
+        cli_chunk
+    );
+    assert_eq!(
+        server.get_json(&format!(
+            "/v1/fetch?kind=span&doc_id={doc_id}&line_start=1&line_end=3"
+        )),
+        cli_span
+    );
+    assert_eq!(server.get_json("/v1/list_docs")["docs"], cli_docs);
+    assert_eq!(server.get_json("/v1/schema"), cli_schema);
+    let bulk = http(
+        &server.addr,
+        "POST",
+        "/v1/bulk_search",
+        &[("Host", &server.addr), ("Content-Type", "application/json")],
+        Some(r#"{"queries":[{"query":"raft leader","k":3,"mode":"lexical"},{"query":""}]}"#),
+    );
+    assert_eq!(bulk.status, 200, "{bulk:?}");
+    let bulk = bulk.json();
+    assert_same_results(&bulk["items"][0]["response"], &cli_search);
+    assert_eq!(bulk["items"][1]["error"]["code"], "invalid_input");
+
+    let health = server.get_json("/healthz");
+    assert_eq!(health["schema_version"], "health.v1");
+    assert_eq!(health["status"], "ok");
+    assert_eq!(health["pid"], server.child.id());
+    assert_eq!(health["watching"], false);
+
+    // Errors are error.v1 with the status their code calls for.
+    let missing = server.get("/v1/search", &[]);
+    assert_eq!(missing.status, 400, "{missing:?}");
+    assert_eq!(missing.json()["code"], "invalid_input");
+    let gone = server.get("/v1/fetch?kind=doc&doc_id=doc_nothing", &[]);
+    assert_eq!(gone.status, 404, "{gone:?}");
+    assert_eq!(gone.json()["schema_version"], "error.v1");
+    let ask = server.get("/v1/ask?question=why", &[]);
+    assert_eq!(ask.status, 404, "{ask:?}");
+    assert!(ask.json()["message"].as_str().unwrap().contains("MCP"));
+}
+
+#[test]
+fn two_clients_search_and_fetch_at_once_on_one_server() {
+    let kb = lexical_kb("");
+    let queries = [
+        "raft leader",
+        "memory limits",
+        "log replication",
+        "election timeout",
+    ];
+    let expected: Vec<Value> = queries
+        .iter()
+        .map(|q| kb.json(&["search", q, "--k", "3", "--mode", "lexical"]).0)
+        .collect();
+    let doc_id = expected[0]["hits"][0]["doc_id"].as_str().unwrap();
+    let (doc, _) = kb.json(&["fetch", "doc", doc_id]);
+    let server = Server::start(&kb, &["--readers", "2"], &[]);
+    let mut calls = Vec::new();
+    for round in 0..3 {
+        let after = f64::from(round) * 0.05;
+        for q in queries {
+            let arguments = json!({ "query": q, "k": 3, "mode": "lexical" });
+            calls.push(json!({ "call": "search", "arguments": arguments, "after": after }));
+        }
+        let arguments = json!({ "kind": "doc", "doc_id": doc_id });
+        calls.push(json!({ "call": "fetch", "arguments": arguments, "after": after }));
+    }
+    let steps = json!([{ "concurrently": calls }]);
+    let a = server.client(json!({}), &steps);
+    let b = server.client(json!({}), &steps);
+    for r in [report(a), report(b)] {
+        let results = r["results"][0].as_array().unwrap();
+        assert_eq!(results.len(), 15);
+        for (i, result) in results.iter().enumerate() {
+            let (round_pos, is_fetch) = (i % 5, i % 5 == 4);
+            if is_fetch {
+                assert_eq!(ok(result), &doc);
+            } else {
+                assert_same_results(ok(result), &expected[round_pos]);
+                assert!(!ok(result)["hits"].as_array().unwrap().is_empty());
+            }
+        }
+    }
+    server.assert_logged("search", 24);
+}
+
+#[test]
+fn a_slow_ask_holds_up_no_search_and_a_full_queue_answers_overloaded() {
+    // 25 tokens, one every 200 ms: each ask streams for 5 s.
+    let answer = "Raft replicates entries from the leader with AppendEntries and the leader \
+                  commits once a majority stored them, as the notes say [#1].";
+    let llm = LlmServer::start(
+        Wire::Ollama,
+        Script::Drip(tokens(answer), Duration::from_millis(200)),
+    );
+    let kb = lexical_kb(&llm.config(60));
+    // One model call runs and one waits; a third is refused.
+    let server = Server::start(&kb, &["--queue", "1"], &[]);
+    let question = json!({ "question": "How does the Raft leader replicate log entries?" });
+    let steps = json!([{ "concurrently": [
+        call("ask", question.clone()),
+        { "call": "ask", "arguments": question.clone(), "after": 0.5 },
+        { "call": "ask", "arguments": question.clone(), "after": 1.0 },
+        { "call": "search", "arguments": { "query": "raft leader", "mode": "lexical" }, "after": 1.5 },
+        { "call": "fetch", "arguments": { "kind": "doc", "doc_id": "doc_none" }, "after": 1.6 },
+    ]}]);
+    let r = report(server.client(json!({}), &steps));
+    let res = r["results"][0].as_array().unwrap();
+    let first = ok(&res[0]);
+    assert!(
+        first["answer"].as_str().unwrap().contains("AppendEntries"),
+        "{first:#}"
+    );
+    assert!(
+        ok(&res[1])["answer"]
+            .as_str()
+            .unwrap()
+            .contains("AppendEntries")
+    );
+    assert_eq!(error_code(&res[2]), "overloaded", "{:#}", res[2]);
+    assert!(
+        res[2]["ended"].as_f64().unwrap() - res[2]["started"].as_f64().unwrap() < 1.0,
+        "the refusal waited: {:#}",
+        res[2]
+    );
+    // The search and the fetch were answered while the first ask streamed.
+    let search = ok(&res[3]);
+    assert!(!search["hits"].as_array().unwrap().is_empty());
+    assert_eq!(error_code(&res[4]), "doc_not_found");
+    let ask_ended = res[0]["ended"].as_f64().unwrap();
+    for quick in &res[3..] {
+        let ended = quick["ended"].as_f64().unwrap();
+        assert!(
+            ended < ask_ended - 1.0 && ended - quick["started"].as_f64().unwrap() < 2.0,
+            "a read waited for the ask ({quick:#}; the ask ended at {ask_ended} s)"
+        );
+    }
+}
+
+#[test]
+fn a_file_changed_under_watch_is_found_through_the_server() {
+    let kb = Kb::with_config(&format!("{NO_EMBEDDINGS}{FAST_WATCH}"));
+    let root = kb.dir.path().join("notes");
+    std::fs::create_dir_all(&root).unwrap();
+    std::fs::write(root.join("a.md"), "# A\n\nthe first version of a note\n").unwrap();
+    kb.ingest(&root);
+    let server = Server::start(&kb, &["--watch"], &[]);
+    assert_eq!(server.get_json("/healthz")["watching"], true);
+    let hits = |word: &str| -> Vec<String> {
+        server.get_json(&format!("/v1/search?q={word}&mode=lexical"))["hits"]
+            .as_array()
+            .map(|h| {
+                h.iter()
+                    .map(|h| h["doc_path"].as_str().unwrap().to_string())
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    assert!(hits("quokkaword").is_empty());
+    std::fs::write(root.join("b.md"), "# B\n\nquokkaword lives here now\n").unwrap();
+    std::fs::write(root.join("a.md"), "# A\n\nwombatword replaced it\n").unwrap();
+    until(
+        "the new file through the server",
+        Duration::from_secs(30),
+        || hits("quokkaword") == ["b.md"] && hits("wombatword") == ["a.md"],
+    );
+    // The MCP endpoint sees it too, and the old text is gone.
+    let r = report(server.client(
+        json!({}),
+        &json!([
+            call(
+                "search",
+                json!({ "query": "quokkaword", "mode": "lexical" })
+            ),
+            call(
+                "search",
+                json!({ "query": "first version", "mode": "lexical" })
+            ),
+        ]),
+    ));
+    assert_eq!(ok(&r["results"][0])["hits"][0]["doc_path"], "b.md");
+    assert!(
+        ok(&r["results"][1])["hits"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|h| h["doc_path"] != "a.md"),
+        "{:#}",
+        r["results"][1]
+    );
+}
+
+#[test]
+fn host_origin_and_token_are_checked_on_every_route() {
+    let kb = lexical_kb("");
+    let server = Server::start(&kb, &[], &[("KEBAB_SERVE_TOKEN", "s3cret-token")]);
+    let host = server.addr.clone();
+    let right = ("Authorization", "Bearer s3cret-token");
+    let own_origin = format!("http://127.0.0.1:{}", server.port());
+    let rebound = format!("evil.example:{}", server.port());
+    let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}"#;
+    let mcp_headers = |extra: &[(&'static str, &str)]| {
+        let mut h = vec![
+            ("Accept", "application/json, text/event-stream"),
+            ("Content-Type", "application/json"),
+        ];
+        h.extend_from_slice(extra);
+        h.into_iter()
+            .map(|(a, b)| (a, b.to_string()))
+            .collect::<Vec<_>>()
+    };
+    let send = |method: &str, path: &str, headers: Vec<(&str, String)>, body: Option<&str>| {
+        let h: Vec<(&str, &str)> = headers.iter().map(|(a, b)| (*a, b.as_str())).collect();
+        http(&server.addr, method, path, &h, body)
+    };
+    for (method, path, body) in [
+        ("GET", "/healthz", None),
+        ("GET", "/v1/search?q=raft", None),
+        ("POST", "/mcp", Some(init)),
+    ] {
+        let base = if method == "POST" {
+            mcp_headers(&[])
+        } else {
+            Vec::new()
+        };
+        let with = |extra: &[(&'static str, String)]| {
+            let mut h = base.clone();
+            h.extend(extra.iter().cloned());
+            h
+        };
+        let what = format!("{method} {path}");
+        // A rebinding page: its own name in Host, or its origin.
+        let a = send(
+            method,
+            path,
+            with(&[("Host", rebound.clone()), (right.0, right.1.into())]),
+            body,
+        );
+        assert_eq!(a.status, 403, "{what}: {a:?}");
+        assert_eq!(a.json()["code"], "forbidden");
+        let a = send(method, path, with(&[(right.0, right.1.into())]), body);
+        assert_eq!(a.status, 403, "{what} without Host: {a:?}");
+        let a = send(
+            method,
+            path,
+            with(&[
+                ("Host", host.clone()),
+                ("Origin", "http://evil.example".into()),
+                (right.0, right.1.into()),
+            ]),
+            body,
+        );
+        assert_eq!(a.status, 403, "{what} from another origin: {a:?}");
+        assert!(!a.body.contains("schema.v1") && !a.body.contains("hits"));
+        // No token, a wrong one, one in the wrong scheme.
+        for auth in [
+            None,
+            Some("Bearer wrong"),
+            Some("Bearer s3cret-token2"),
+            Some("s3cret-token"),
+        ] {
+            let mut extra = vec![("Host", host.clone())];
+            if let Some(auth) = auth {
+                extra.push(("Authorization", auth.into()));
+            }
+            let a = send(method, path, with(&extra), body);
+            assert_eq!(a.status, 401, "{what} with {auth:?}: {a:?}");
+            assert_eq!(a.header("www-authenticate"), Some("Bearer"));
+            assert_eq!(a.json()["code"], "unauthorized");
+        }
+        // The right token, with or without the server's own origin.
+        for origin in [None, Some(own_origin.clone())] {
+            let mut extra = vec![("Host", host.clone()), (right.0, right.1.into())];
+            if let Some(o) = origin {
+                extra.push(("Origin", o));
+            }
+            let a = send(method, path, with(&extra), body);
+            assert_eq!(a.status, 200, "{what}: {a:?}");
+        }
+    }
+
+    // The SDK's client: refused without the token, served with it.
+    let steps = json!([call(
+        "search",
+        json!({ "query": "raft leader", "mode": "lexical" })
+    )]);
+    let out = server.client(json!({}), &steps).wait_with_output().unwrap();
+    assert!(
+        !out.status.success(),
+        "a client without the token was served"
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("initialize") && stderr.contains("MCPError"),
+        "{stderr}"
+    );
+    let r = report(server.client(json!({ "Authorization": "Bearer s3cret-token" }), &steps));
+    assert!(!ok(&r["results"][0])["hits"].as_array().unwrap().is_empty());
+}
+
+#[test]
+fn a_network_address_without_a_token_and_a_second_server_are_refused_at_start() {
+    let kb = lexical_kb("");
+    let out = kb
+        .cmd(&["serve", "--listen", "0.0.0.0:0"])
+        .env_remove("KEBAB_SERVE_TOKEN")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("without a bearer token"), "{stderr}");
+    assert!(stderr.contains("KEBAB_SERVE_TOKEN"), "{stderr}");
+    // Nothing was bound or locked: the same data directory serves.
+    let token = kb.dir.path().join("token");
+    std::fs::write(&token, "file-token\n").unwrap();
+    let server = Server::start_raw(
+        &kb,
+        &[
+            "serve",
+            "--listen",
+            "0.0.0.0:0",
+            "--token-file",
+            token.to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert!(server.addr.starts_with("127.0.0.1:"), "{}", server.addr);
+    let a = server.get("/healthz", &[("Authorization", "Bearer file-token")]);
+    assert_eq!(a.status, 200, "{a:?}");
+
+    let out = kb
+        .cmd(&["--json", "serve", "--listen", "127.0.0.1:0"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    let err: Value = serde_json::from_str(stderr.trim().lines().last().unwrap()).unwrap();
+    assert_eq!(err["code"], "already_serving", "{err:#}");
+    assert_eq!(err["details"]["pid"], server.child.id());
+    assert_eq!(err["details"]["url"], server.url());
+}
+
+/// Text that must never come out of the server: a file beside the index,
+/// and the system's password file.
+fn assert_no_leak(what: &str, text: &str) {
+    assert!(
+        !text.contains("TOPSECRETWORD") && !text.contains("root:x:0:0"),
+        "{what} leaked a file outside the index: {text}"
+    );
+}
+
+#[test]
+fn no_argument_reads_a_path_outside_the_index() {
+    let kb = lexical_kb("");
+    let outside = kb.dir.path().join("secret.md");
+    std::fs::write(
+        &outside,
+        "# Secret\n\nTOPSECRETWORD lives outside the index\n",
+    )
+    .unwrap();
+    let outside = outside.to_str().unwrap().to_string();
+    let server = Server::start(&kb, &[], &[]);
+    let ids = [
+        "../secret.md".to_string(),
+        "../../../../../../etc/passwd".into(),
+        "/etc/passwd".into(),
+        outside.clone(),
+        "..%2Fsecret.md".into(),
+        "%2e%2e/%2e%2e/etc/passwd".into(),
+        "secret.md\u{0}.md".into(),
+        "/etc/passwd\u{0}".into(),
+        "file:///etc/passwd".into(),
+    ];
+    let mut steps = Vec::new();
+    for id in &ids {
+        steps.push(call("fetch", json!({ "kind": "doc", "doc_id": id })));
+        steps.push(call("fetch", json!({ "kind": "chunk", "chunk_id": id })));
+        steps.push(call(
+            "fetch",
+            json!({ "kind": "span", "doc_id": id, "line_start": 1, "line_end": 3 }),
+        ));
+    }
+    let filters = [
+        "../*",
+        "../**",
+        "/etc/*",
+        "/**",
+        "%2e%2e/*",
+        "..\u{0}/*",
+        &format!("{}/*", kb.dir.path().display()),
+    ];
+    for f in filters {
+        steps.push(call(
+            "search",
+            json!({ "query": "lives outside the index", "path": f }),
+        ));
+        steps.push(call(
+            "search",
+            json!({ "query": "lives outside the index", "roots": [f] }),
+        ));
+        steps.push(call("list_docs", json!({ "roots": [f] })));
+        steps.push(call(
+            "fetch",
+            json!({ "kind": "doc", "doc_id": "x", "roots": [f] }),
+        ));
+    }
+    let n = steps.len();
+    let r = report(server.client(json!({}), &Value::Array(steps)));
+    let results = r["results"].as_array().unwrap();
+    assert_eq!(results.len(), n);
+    for (i, result) in results.iter().enumerate() {
+        assert_no_leak(&format!("call {i}"), &result.to_string());
+        if i < ids.len() * 3 {
+            // No such document or chunk: refused, never read from disk.
+            let code = error_code(result);
+            assert!(
+                ["doc_not_found", "chunk_not_found", "invalid_input"].contains(&code),
+                "call {i}: {result:#}"
+            );
+        } else if !result["is_error"].as_bool().unwrap() {
+            let v = ok(result);
+            for hit in v["hits"].as_array().into_iter().flatten() {
+                assert!(!hit["doc_path"].as_str().unwrap().contains(".."), "{hit:#}");
+            }
+        }
+    }
+    // The same through the JSON API and in URL paths.
+    for path in [
+        "/v1/fetch?kind=doc&doc_id=..%2Fsecret.md",
+        "/v1/fetch?kind=doc&doc_id=%2Fetc%2Fpasswd",
+        "/v1/fetch?kind=doc&doc_id=%2Fetc%2Fpasswd%00",
+        "/v1/fetch?kind=span&doc_id=..%2F..%2F..%2Fetc%2Fpasswd&line_start=1&line_end=2",
+        "/v1/search?q=outside+index&path=..%2F*",
+        "/v1/search?q=outside+index&root=%2F",
+        "/v1/list_docs?root=..%2F",
+        "/v1/../../../etc/passwd",
+        "/v1/%2e%2e/%2e%2e/etc/passwd",
+        "/../secret.md",
+        "/mcp/../../etc/passwd",
+    ] {
+        let a = server.get(path, &[]);
+        assert_no_leak(path, &a.body);
+        assert_ne!(a.status, 500, "{path}: {a:?}");
+        if path.contains("fetch") {
+            assert!(matches!(a.status, 400 | 404), "{path}: {a:?}");
+        }
+    }
+    // A search for the file's words finds nothing: it was never indexed.
+    let found = server.get_json("/v1/search?q=lives+outside+the+index&mode=lexical");
+    assert_no_leak("a search", &found.to_string());
+}
+
+#[test]
+fn kebab_mcp_forwards_to_a_running_server_and_falls_back_when_it_stops() {
+    let kb = lexical_kb("");
+    let dir = tempfile::tempdir().unwrap();
+    let (ready, go) = (dir.path().join("ready"), dir.path().join("go"));
+    let search = call(
+        "search",
+        json!({ "query": "raft leader", "k": 3, "mode": "lexical" }),
+    );
+    let (expected, _) = kb.json(&["search", "raft leader", "--k", "3", "--mode", "lexical"]);
+    let mut server = Server::start(&kb, &[], &[]);
+    let child = client(
+        &kb,
+        &json!([
+            search.clone(),
+            call("list_docs", json!({})),
+            { "signal": ready, "wait_for": go },
+            search.clone(),
+            search.clone(),
+        ]),
+    );
+    until("the forwarded calls", Duration::from_secs(120), || {
+        ready.exists()
+    });
+    // The calls before the signal reached the server.
+    server.assert_logged("search", 1);
+    server.assert_logged("list_docs", 1);
+    assert_eq!(server.terminate(), 0, "{}", server.stderr());
+    std::fs::write(&go, "go").unwrap();
+    let (r, log) = report_and_log(child);
+    let res = r["results"].as_array().unwrap();
+    for i in [0, 3, 4] {
+        assert_same_results(ok(&res[i]), &expected);
+    }
+    assert!(!ok(&res[1])["docs"].as_array().unwrap().is_empty());
+    assert!(
+        log.contains(&format!("forwarding to kebab serve at {}", server.url())),
+        "{log}"
+    );
+    assert!(log.contains("stopped answering"), "{log}");
+    assert!(log.contains("serving in-process"), "{log}");
+
+    // With no server at all, it says so and serves.
+    let (r, log) = report_and_log(client(&kb, &json!([search])));
+    assert_same_results(ok(&r["results"][0]), &expected);
+    assert!(log.contains("no kebab serve runs"), "{log}");
+}
+
+#[test]
+fn sigterm_lets_the_call_in_flight_finish_then_exits_zero() {
+    let answer = "Raft replicates entries from the leader with AppendEntries [#1].";
+    let llm = LlmServer::start(
+        Wire::Ollama,
+        Script::Drip(tokens(answer), Duration::from_millis(400)),
+    );
+    let kb = lexical_kb(&llm.config(60));
+    let mut server = Server::start(&kb, &[], &[]);
+    let asking = server.client(
+        json!({}),
+        &json!([call(
+            "ask",
+            json!({ "question": "How does the Raft leader replicate log entries?" })
+        )]),
+    );
+    until("the ask streaming", Duration::from_secs(120), || {
+        llm.streaming() > 0
+    });
+    let signalled = Instant::now();
+    assert_eq!(server.terminate(), 0, "{}", server.stderr());
+    let stopped_after = signalled.elapsed();
+    let (r, _) = report_and_log(asking);
+    let got = ok(&r["results"][0]);
+    // The whole answer, to its last token: the signal did not cut it.
+    assert!(
+        got["answer"]
+            .as_str()
+            .unwrap()
+            .contains("with AppendEntries [#1]"),
+        "{got:#}"
+    );
+    assert_eq!(got["refusal_reason"], Value::Null, "{got:#}");
+    // It waited for the answer (~3 s of tokens), not for a deadline.
+    assert!(
+        stopped_after > Duration::from_millis(800) && stopped_after < Duration::from_secs(30),
+        "stopped after {stopped_after:?}"
+    );
+    assert!(
+        server
+            .stderr()
+            .contains("answering the calls in flight first")
+    );
+    assert!(
+        TcpStream::connect(&server.addr).is_err(),
+        "still accepting after exit"
+    );
+}
+
+#[test]
+fn kebab_mcp_forwards_to_a_server_that_wants_a_token_only_with_the_token() {
+    let kb = lexical_kb("");
+    let server = Server::start(&kb, &[], &[("KEBAB_SERVE_TOKEN", "fwd-token")]);
+    let search = call(
+        "search",
+        json!({ "query": "raft leader", "k": 3, "mode": "lexical" }),
+    );
+    let (expected, _) = kb.json(&["search", "raft leader", "--k", "3", "--mode", "lexical"]);
+    let plan = |token: Option<&str>| {
+        let mut env = json!({
+            "KEBAB_CONFIG": kb.dir.path().join("config.toml"),
+            "KEBAB_DATA_DIR": kb.data_dir(),
+            "KEBAB_CACHE_DIR": crate::support::cache_dir(),
+        });
+        if let Some(token) = token {
+            env["KEBAB_SERVE_TOKEN"] = json!(token);
+        }
+        json!({ "command": kb.binary, "args": ["mcp"], "env": env, "steps": [search.clone()] })
+    };
+    // Without the token the server refuses it: it serves in process.
+    let (r, log) = report_and_log(spawn_client(&plan(None)));
+    assert_same_results(ok(&r["results"][0]), &expected);
+    assert!(log.contains("did not accept this client"), "{log}");
+    assert!(log.contains("serving in-process"), "{log}");
+    server.assert_logged("search", 0);
+    // With it, the call goes to the server.
+    let (r, log) = report_and_log(spawn_client(&plan(Some("fwd-token"))));
+    assert_same_results(ok(&r["results"][0]), &expected);
+    assert!(
+        log.contains(&format!("forwarding to kebab serve at {}", server.url())),
+        "{log}"
+    );
+    server.assert_logged("search", 1);
+}
