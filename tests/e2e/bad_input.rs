@@ -1,5 +1,7 @@
 //! Bad input never stops an ingest: each bad file is counted and named with
 //! its reason, every good file is indexed, exit 0 (2 with `--strict`).
+//! A file of only whitespace is skipped with a warning, not bad input;
+//! Illustrator and PostScript files with binary data are skipped as binary.
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
@@ -131,4 +133,82 @@ fn every_bad_file_is_reported_and_good_files_are_indexed() {
     assert_eq!(hits[0]["doc_path"], "good/one.md");
     let (hits, _) = kb.search("walrus", 5);
     assert_eq!(hits[0]["doc_path"], "good/two.txt");
+}
+
+#[test]
+fn blank_files_are_skipped_with_a_warning_and_strict_still_passes() {
+    let kb = Kb::new();
+    let corpus = kb.dir.path().join("corpus");
+    write(
+        &corpus,
+        "good.md",
+        b"# Good\n\nThe heron waits by the reeds.\n",
+    );
+    write(&corpus, "spaces.md", b"   \n\n\t\n");
+    write(&corpus, "bom.txt", b"\xef\xbb\xbf\r\n  \r\n");
+    let (report, code) = kb.json(&["ingest", corpus.to_str().unwrap(), "--strict"]);
+    assert_eq!(code, 0, "--strict does not fail on blank files: {report:#}");
+    assert_eq!(
+        (&report["new"], &report["errors"], &report["skipped_blank"]),
+        (&1.into(), &0.into(), &2.into()),
+        "{report:#}"
+    );
+    assert_eq!(report["skipped_empty"], 0, "{report:#}");
+    for rel in ["spaces.md", "bom.txt"] {
+        let it = item(&report, rel);
+        assert_eq!(
+            (it["kind"].as_str(), it["reason"].as_str()),
+            (Some("skipped"), Some("blank")),
+            "{it}"
+        );
+        assert!(
+            it["warnings"][0].as_str().unwrap().contains("0 chunks"),
+            "{it}"
+        );
+    }
+}
+
+#[test]
+fn illustrator_and_postscript_files_are_skipped_as_binary() {
+    let kb = Kb::new();
+    let corpus = kb.dir.path().join("corpus");
+    // A modern .ai file is a PDF whose first tens of kilobytes are XML
+    // metadata: no NUL byte where the sniff looks.
+    let mut ai =
+        b"%PDF-1.6\n%\xe2\xe3\xcf\xd3\n1 0 obj\n<</Type/Metadata/Subtype/XML>>stream\n".to_vec();
+    ai.extend(b"<rdf:li>Adobe Illustrator artwork layer</rdf:li>\n".repeat(400));
+    ai.extend(
+        b"endstream\nendobj\n2 0 obj\n<</Filter/FlateDecode>>stream\n\x78\x9c\xed\xbd\x00\x01",
+    );
+    write(&corpus, "art/logo.ai", &ai);
+    // An older .ai (Illustrator 8) is PostScript with binary data later on.
+    let mut ps = b"%!PS-Adobe-3.0\n%%Creator: Adobe Illustrator(R) 8.0\n".to_vec();
+    ps.extend(b"%%AI8_CreatorVersion: 8.0\n".repeat(600));
+    ps.extend(b"%%BeginData: 4 Binary Bytes\n\xff\xd8\xff\xe0\n%%EndData\n");
+    write(&corpus, "art/old.ai", &ps);
+    // PostScript that is plain text is still text.
+    write(
+        &corpus,
+        "art/plain.ps",
+        b"%!PS-Adobe-3.0\n/Times-Roman findfont 12 scalefont setfont\n(capybara) show\n",
+    );
+    let (report, code) = kb.json(&["ingest", corpus.to_str().unwrap()]);
+    assert_eq!(code, 0, "{report:#}");
+    assert_eq!(report["errors"], 0, "{report:#}");
+    assert_eq!(report["skipped_binary"], 2, "{report:#}");
+    for (rel, kind) in [
+        ("art/logo.ai", "PDF data"),
+        ("art/old.ai", "PostScript with binary data"),
+    ] {
+        let it = item(&report, rel);
+        assert_eq!(
+            (it["kind"].as_str(), it["reason"].as_str()),
+            (Some("skipped"), Some("binary")),
+            "{it}"
+        );
+        assert!(it["warnings"][0].as_str().unwrap().contains(kind), "{it}");
+    }
+    assert_eq!(item(&report, "art/plain.ps")["kind"], "new");
+    let (hits, _) = kb.search("capybara", 3);
+    assert_eq!(hits[0]["doc_path"], "art/plain.ps");
 }

@@ -271,6 +271,62 @@ fn an_unknown_prompt_template_is_refused_not_ignored() {
 }
 
 #[test]
+fn environment_variables_override_the_config_file_and_flags_override_both() {
+    let kb = Kb::with_config("[search]\ndefault_k = 3\n");
+    kb.ingest(&sample_corpus());
+    let hits = |env: &[(&str, &str)], extra: &[&str]| {
+        let mut cmd = kb.cmd(&["--json", "search", "leader election"]);
+        cmd.args(extra).envs(env.iter().copied());
+        let out = cmd.output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{out:?}");
+        let response: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        response["hits"].as_array().unwrap().len()
+    };
+    assert_eq!(hits(&[], &[]), 3, "the file's default_k");
+    assert_eq!(
+        hits(&[("KEBAB_SEARCH_DEFAULT_K", "1")], &[]),
+        1,
+        "env over file"
+    );
+    assert_eq!(
+        hits(&[("KEBAB_SEARCH_DEFAULT_K", "1")], &["--k", "2"]),
+        2,
+        "flag over env"
+    );
+
+    // A value the key cannot take: config_invalid naming the variable.
+    let out = kb
+        .cmd(&["--json", "search", "x"])
+        .env("KEBAB_RAG_SCORE_GATE", "high")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err: serde_json::Value = serde_json::from_slice(&out.stderr).unwrap();
+    assert_eq!(err["code"], "config_invalid", "{err}");
+    let message = err["message"].as_str().unwrap();
+    assert!(
+        message.contains("KEBAB_RAG_SCORE_GATE") && message.contains("rag.score_gate"),
+        "{err}"
+    );
+    assert!(
+        err["hint"].as_str().unwrap().contains("environment"),
+        "{err}"
+    );
+    // A key kebab does not use: a warning naming the variable.
+    let out = kb
+        .cmd(&["search", "leader"])
+        .env("KEBAB_SEARCH_DEFAULT_KAY", "2")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("`search.default_kay`") && stderr.contains("KEBAB_SEARCH_DEFAULT_KAY"),
+        "{stderr}"
+    );
+}
+
+#[test]
 fn verbose_logs_go_to_stderr_and_the_log_file_never_stdout() {
     let kb = Kb::new();
     kb.ingest(&sample_corpus());

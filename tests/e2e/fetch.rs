@@ -2,7 +2,7 @@
 
 use serde_json::Value;
 
-use crate::support::{Kb, copy_tree, sample_corpus};
+use crate::support::{Kb, NO_EMBEDDINGS, copy_tree, embedding_config, model_id, sample_corpus};
 
 fn fetch(kb: &Kb, args: &[&str]) -> (Value, i32, String) {
     let mut all = vec!["--json", "fetch"];
@@ -100,4 +100,39 @@ fn unknown_ids_have_their_error_codes() {
         let err: Value = serde_json::from_str(stderr.trim()).unwrap();
         assert_eq!(err["code"], code, "{args:?}");
     }
+}
+
+#[test]
+fn a_chunk_with_a_vector_lists_its_embedding() {
+    let kb = Kb::with_config(&embedding_config());
+    let corpus = kb.dir.path().join("corpus");
+    copy_tree(&sample_corpus(), &corpus);
+    kb.ingest(&corpus);
+    let (hits, _) = kb.search("AppendEntries majority", 1);
+    let chunk_id = hits[0]["chunk_id"].as_str().unwrap();
+    let (r, code, stderr) = fetch(&kb, &["chunk", chunk_id, "--context", "1"]);
+    assert_eq!(code, 0, "{stderr}");
+    let embeddings = r["chunk"]["embeddings"].as_array().unwrap();
+    assert_eq!(embeddings.len(), 1, "{r:#}");
+    let e = &embeddings[0];
+    assert_eq!(
+        format!(
+            "{}@{}",
+            e["model"].as_str().unwrap(),
+            e["version"].as_str().unwrap()
+        ),
+        model_id()
+    );
+    assert_eq!(e["dimensions"], 384);
+    assert_eq!(e["embedding_id"].as_str().map(str::is_empty), Some(false));
+    let before = &r["context_before"][0]["embeddings"];
+    assert_eq!(before.as_array().map(Vec::len), Some(1), "{r:#}");
+    assert_ne!(before[0]["embedding_id"], e["embedding_id"]);
+
+    // Without a model, no chunk has a vector.
+    let plain = Kb::with_config(NO_EMBEDDINGS);
+    plain.ingest(&corpus);
+    let (hits, _) = plain.search("AppendEntries majority", 1);
+    let (r, _, _) = fetch(&plain, &["chunk", hits[0]["chunk_id"].as_str().unwrap()]);
+    assert_eq!(r["chunk"]["embeddings"], serde_json::json!([]));
 }

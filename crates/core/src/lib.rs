@@ -5,7 +5,8 @@
 //! document model a parser plugin's output becomes ([`document`]), the
 //! stable `*.v1` wire types of hits, citations and answers ([`wire`]), how
 //! a size over its bound is refused ([`bounds`]), terminal-safe text
-//! ([`sanitize`]), the path codec and bounded file reads ([`paths`]), the
+//! ([`sanitize`]), a document's trust level and source type ([`trust`]),
+//! the path codec and bounded file reads ([`paths`]), the
 //! clock, the Ctrl-C flag, vector normalisation and the one place an
 //! outgoing HTTP client is built ([`http`]).
 //!
@@ -22,5 +23,6 @@ pub mod interrupt;
 pub mod paths;
 pub mod sanitize;
 pub mod spans;
+pub mod trust;
 pub mod vecmath;
 pub mod wire;

@@ -36,6 +36,14 @@ pub enum ConfigError {
     /// The file is not valid TOML for this schema.
     #[error("invalid config {path}: {message}")]
     Invalid { path: PathBuf, message: String },
+    /// A `KEBAB_<SECTION>_<KEY>` environment variable whose value the key
+    /// cannot take.
+    #[error("invalid environment variable {var} (config key `{key}`): {message}")]
+    Env {
+        var: String,
+        key: String,
+        message: String,
+    },
     /// Writing the default file failed.
     #[error("cannot write config {path}: {source}")]
     Write {
@@ -50,6 +58,9 @@ impl ConfigError {
         match self {
             ConfigError::Invalid { .. } => {
                 "fix the key it names, or `kebab init --force` to rewrite defaults"
+            }
+            ConfigError::Env { .. } => {
+                "fix or unset the environment variable it names (KEBAB_<SECTION>_<KEY> overrides that config key)"
             }
             ConfigError::NotRegular { .. } | ConfigError::TooLarge { .. } => {
                 "a config file is a regular TOML file of at most 8 MiB: point --config (or KEBAB_CONFIG) at one"
@@ -275,33 +286,67 @@ impl Config {
         self.watch.check()
     }
 
-    /// Read `path`; a missing file yields the defaults.
+    /// Read `path` (a missing file yields the defaults), then apply the
+    /// process's `KEBAB_<SECTION>_<KEY>` environment variables over it.
     pub fn load(path: &Path) -> Result<Config, ConfigError> {
-        let Some(text) = read_bounded(path)? else {
-            return Ok(Config::default());
-        };
+        let env: Vec<(String, String)> = std::env::vars_os()
+            .filter_map(|(name, value)| {
+                let name = name.into_string().ok()?;
+                name.starts_with(ENV_PREFIX)
+                    .then(|| (name, value.to_string_lossy().into_owned()))
+            })
+            .collect();
+        Config::load_with_env(path, &env)
+    }
+
+    /// [`Config::load`] with the environment given: the file's keys over
+    /// the defaults, then each variable of `env` that names a config key
+    /// ([`env_overrides`]) over those, in name order. A value the key
+    /// cannot take is [`ConfigError::Env`], naming the variable.
+    pub fn load_with_env(path: &Path, env: &[(String, String)]) -> Result<Config, ConfigError> {
         let invalid = |message: String| ConfigError::Invalid {
             path: path.into(),
             message,
         };
-        let mut ignored = Vec::new();
-        let mut config: Config = serde_ignored::deserialize(
-            toml::Deserializer::parse(&text).map_err(|e| invalid(e.message().to_string()))?,
-            |key| ignored.push(key.to_string()),
-        )
-        .map_err(|e| invalid(e.message().to_string()))?;
+        let mut table = match read_bounded(path)? {
+            Some(text) => toml::from_str::<toml::Table>(&text)
+                .map_err(|e| invalid(e.message().to_string()))?,
+            None => toml::Table::new(),
+        };
+        let (mut config, mut ignored) = Config::from_table(&table).map_err(invalid)?;
+        let overrides = env_overrides(&table, env);
+        for o in &overrides {
+            (config, ignored) = o.apply(&mut table)?;
+        }
         config.warnings = summarise_warnings(
             ignored.iter().map(|key| {
+                let set_by = overrides
+                    .iter()
+                    .rev()
+                    .find(|o| o.key == *key)
+                    .map(|o| format!(" (set by {})", o.var))
+                    .unwrap_or_default();
                 format!(
-                    "config key `{}` is not used by this kebab; ignored",
+                    "config key `{}`{set_by} is not used by this kebab; ignored",
                     kebab_core::sanitize::bounded(key, MAX_KEY_SHOWN)
                 )
             }),
             "unknown config keys, ignored",
         );
-        config.check().map_err(invalid)?;
         config.expand_variables();
         Ok(config)
+    }
+
+    /// The configuration `table` describes, checked, with the keys it
+    /// holds that kebab does not use.
+    fn from_table(table: &toml::Table) -> Result<(Config, Vec<String>), String> {
+        let mut ignored = Vec::new();
+        let config: Config = serde_ignored::deserialize(toml::Value::Table(table.clone()), |key| {
+            ignored.push(key.to_string())
+        })
+        .map_err(|e| e.to_string())?;
+        config.check()?;
+        Ok((config, ignored))
     }
 
     /// `${VAR}` and `${VAR:-default}` in the path settings, from the
@@ -351,6 +396,145 @@ impl Config {
         let body = toml::to_string_pretty(&Config::default()).expect("defaults serialise");
         std::fs::write(path, format!("# kebab configuration\n{body}")).map_err(wrap)
     }
+}
+
+/// The prefix of the environment variables that override config keys.
+const ENV_PREFIX: &str = "KEBAB_";
+
+/// One `KEBAB_<SECTION>_<KEY>` variable and the config key it sets.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EnvOverride {
+    /// The variable's name.
+    pub var: String,
+    /// The dotted key (`models.embedding.model`).
+    pub key: String,
+    path: Vec<String>,
+    value: String,
+    /// Whether the key holds text (its value is then taken verbatim).
+    text: bool,
+}
+
+impl EnvOverride {
+    /// Set the key in `table` and read the result: the value as TOML
+    /// (`0.4`, `true`, `["a", "b"]`) unless the key holds text, else
+    /// verbatim as text.
+    fn apply(&self, table: &mut toml::Table) -> Result<(Config, Vec<String>), ConfigError> {
+        let typed = (!self.text)
+            .then(|| toml::from_str::<toml::Table>(&format!("v = {}", self.value)).ok())
+            .flatten()
+            .and_then(|mut t| t.remove("v"));
+        let candidates = typed
+            .into_iter()
+            .chain([toml::Value::String(self.value.clone())]);
+        let mut first_error = None;
+        for value in candidates {
+            let mut trial = table.clone();
+            set_path(&mut trial, &self.path, value);
+            match Config::from_table(&trial) {
+                Ok(read) => {
+                    *table = trial;
+                    return Ok(read);
+                }
+                Err(e) => {
+                    first_error.get_or_insert(e);
+                }
+            }
+        }
+        Err(ConfigError::Env {
+            var: self.var.clone(),
+            key: self.key.clone(),
+            message: first_error.unwrap_or_default(),
+        })
+    }
+}
+
+/// The variables of `env` that name a config key, sorted by name:
+/// `KEBAB_` + the section path + the key, upper-case, `_` between them —
+/// `KEBAB_RAG_SCORE_GATE` sets `[rag] score_gate`,
+/// `KEBAB_MODELS_EMBEDDING_MODEL` sets `[models.embedding] model`,
+/// `KEBAB_PLUGINS_LIMITS_PDF_MEMORY_MB` sets `[plugins.limits.pdf]
+/// memory_mb` when the file has that table. The section is the longest
+/// table (of the defaults and `file`) the name begins with; a variable
+/// naming no section (`KEBAB_CONFIG`, `KEBAB_DATA_DIR`, `KEBAB_LOG_DIR`)
+/// is not an override.
+pub fn env_overrides(file: &toml::Table, env: &[(String, String)]) -> Vec<EnvOverride> {
+    let mut tree = toml::Value::try_from(Config::default())
+        .ok()
+        .and_then(|v| v.as_table().cloned())
+        .expect("the defaults serialise to a table");
+    merge(&mut tree, file);
+    let mut out: Vec<EnvOverride> = env
+        .iter()
+        .filter_map(|(var, value)| {
+            let rest = var.strip_prefix(ENV_PREFIX)?.to_ascii_lowercase();
+            let path = key_path(&tree, &rest)?;
+            let mut at = &tree;
+            for part in &path[..path.len() - 1] {
+                at = at.get(part)?.as_table()?;
+            }
+            let text = at
+                .get(&path[path.len() - 1])
+                .is_some_and(toml::Value::is_str);
+            Some(EnvOverride {
+                var: var.clone(),
+                key: path.join("."),
+                path,
+                value: value.clone(),
+                text,
+            })
+        })
+        .collect();
+    out.sort_by(|a, b| a.var.cmp(&b.var));
+    out
+}
+
+/// The key path `name` (lower-case, `_`-joined) spells in `tree`: one or
+/// more tables, longest names first, then the key; `None` unless it
+/// begins with a table.
+fn key_path(tree: &toml::Table, name: &str) -> Option<Vec<String>> {
+    let mut tables: Vec<(&String, &toml::Table)> = tree
+        .iter()
+        .filter_map(|(k, v)| Some((k, v.as_table()?)))
+        .collect();
+    tables.sort_by_key(|(k, _)| std::cmp::Reverse(k.len()));
+    tables.into_iter().find_map(|(section, table)| {
+        let rest = name.strip_prefix(section.as_str())?.strip_prefix('_')?;
+        let mut path = vec![section.clone()];
+        match key_path(table, rest) {
+            Some(deeper) => path.extend(deeper),
+            None if !rest.is_empty() => path.push(rest.to_string()),
+            None => return None,
+        }
+        Some(path)
+    })
+}
+
+/// `from`'s keys written over `into`'s, tables merged key by key.
+fn merge(into: &mut toml::Table, from: &toml::Table) {
+    for (k, v) in from {
+        match (into.get_mut(k), v) {
+            (Some(toml::Value::Table(a)), toml::Value::Table(b)) => merge(a, b),
+            _ => {
+                into.insert(k.clone(), v.clone());
+            }
+        }
+    }
+}
+
+/// Set `path` in `table` to `value`, creating the tables on the way.
+fn set_path(table: &mut toml::Table, path: &[String], value: toml::Value) {
+    let (last, tables) = path.split_last().expect("a key path is never empty");
+    let mut at = table;
+    for part in tables {
+        let entry = at
+            .entry(part.clone())
+            .or_insert_with(|| toml::Value::Table(toml::Table::new()));
+        if !entry.is_table() {
+            *entry = toml::Value::Table(toml::Table::new());
+        }
+        at = entry.as_table_mut().expect("made a table above");
+    }
+    at.insert(last.clone(), value);
 }
 
 /// The text of the config file at `path` (`None` when there is none): the
@@ -539,6 +723,110 @@ mod tests {
         std::fs::write(&path, "[chunking]\ntarget_tokens = \"many\"\n").unwrap();
         let err = Config::load(&path).unwrap_err().to_string();
         assert!(err.contains("config.toml"), "{err}");
+    }
+
+    fn env(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn environment_variables_override_the_file_key_by_key() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("config.toml");
+        std::fs::write(
+            &path,
+            "[rag]\nscore_gate = 0.2\nk = 4\n[models.llm]\nmodel = \"from-file\"\n\
+             [plugins.limits.pdf]\nmemory_mb = 64\n",
+        )
+        .unwrap();
+        let vars = env(&[
+            ("KEBAB_RAG_SCORE_GATE", "0.45"),
+            ("KEBAB_MODELS_LLM_MODEL", "qwen2.5:14b"),
+            ("KEBAB_MODELS_EMBEDDING_MODEL", "123"),
+            ("KEBAB_CHUNKING_TARGET_TOKENS", "120"),
+            ("KEBAB_WORKSPACE_EXCLUDE", r#"["drafts/**", "*.tmp"]"#),
+            ("KEBAB_STORAGE_DATA_DIR", "/srv/kebab"),
+            ("KEBAB_PLUGINS_LIMITS_PDF_MEMORY_MB", "128"),
+            ("KEBAB_INDEXING_INDEX_UNKNOWN_TEXT", "false"),
+            // Not config keys: other settings of kebab and its tests.
+            ("KEBAB_DATA_DIR", "/elsewhere"),
+            ("KEBAB_CONFIG", "/other.toml"),
+            ("KEBAB_LOG_DIR", "/logs"),
+        ]);
+        let c = Config::load_with_env(&path, &vars).unwrap();
+        assert_eq!(c.rag.score_gate, 0.45);
+        assert_eq!(c.rag.k, 4, "keys the environment does not name stay");
+        assert_eq!(c.models.llm.model, "qwen2.5:14b");
+        assert_eq!(
+            c.models.embedding.model, "123",
+            "text keys take text as it is"
+        );
+        assert_eq!(c.chunking.target_tokens, 120);
+        assert_eq!(c.workspace.exclude, vec!["drafts/**", "*.tmp"]);
+        assert_eq!(c.storage.data_dir.as_deref(), Some("/srv/kebab"));
+        assert_eq!(c.plugins.limits_for("pdf").memory_bytes, 128 << 20);
+        assert!(!c.indexing.index_unknown_text);
+        assert!(c.warnings.is_empty(), "{:?}", c.warnings);
+        // Without a file, over the defaults.
+        let none = dir.path().join("missing.toml");
+        let c = Config::load_with_env(&none, &env(&[("KEBAB_SEARCH_DEFAULT_K", "3")])).unwrap();
+        assert_eq!(c.search.default_k, 3);
+        assert_eq!(
+            Config::load_with_env(&none, &[]).unwrap(),
+            Config::default()
+        );
+    }
+
+    #[test]
+    fn a_bad_environment_value_names_its_variable() {
+        let none = tempfile::tempdir().unwrap().path().join("none.toml");
+        for (var, value, says) in [
+            ("KEBAB_RAG_SCORE_GATE", "high", "invalid type"),
+            ("KEBAB_CHUNKING_TARGET_TOKENS", "-5", "invalid value"),
+            ("KEBAB_RAG_K", "100000000", "k"),
+            ("KEBAB_INDEXING_INDEX_UNKNOWN_TEXT", "maybe", "invalid type"),
+        ] {
+            let err = Config::load_with_env(&none, &env(&[(var, value)])).unwrap_err();
+            assert!(
+                matches!(&err, ConfigError::Env { var: v, .. } if v == var),
+                "{err}"
+            );
+            let text = err.to_string();
+            assert!(text.contains(var) && text.contains(says), "{text}");
+        }
+        // A key kebab does not use is a warning naming the variable.
+        let c = Config::load_with_env(&none, &env(&[("KEBAB_RAG_SCORE_GAT", "1")])).unwrap();
+        assert_eq!(c.warnings.len(), 1, "{:?}", c.warnings);
+        assert!(
+            c.warnings[0].contains("`rag.score_gat`")
+                && c.warnings[0].contains("KEBAB_RAG_SCORE_GAT"),
+            "{:?}",
+            c.warnings
+        );
+    }
+
+    #[test]
+    fn variable_names_resolve_to_the_longest_section() {
+        let tree = toml::Value::try_from(Config::default())
+            .unwrap()
+            .as_table()
+            .cloned()
+            .unwrap();
+        let path = |name: &str| key_path(&tree, name).map(|p| p.join("."));
+        assert_eq!(
+            path("models_embedding_max_length").as_deref(),
+            Some("models.embedding.max_length")
+        );
+        assert_eq!(
+            path("models_max_download_mb").as_deref(),
+            Some("models.max_download_mb")
+        );
+        assert_eq!(path("data_dir"), None);
+        assert_eq!(path("config"), None);
+        assert_eq!(path("rag"), None);
     }
 
     #[test]

@@ -2,7 +2,6 @@
 //! document, or a line span, as indexed.
 
 use serde::Serialize;
-use serde_json::Value;
 
 use kebab_core::spans::SourceSpan;
 use kebab_store::{ChunkRow, DocRef, Store, StoreError};
@@ -45,7 +44,20 @@ pub struct ChunkInspection {
     pub block_ids: Vec<String>,
     pub token_estimate: u32,
     pub chunker_version: String,
-    pub embeddings: Vec<Value>,
+    /// The vectors the index holds for this chunk, one per embedding model
+    /// (empty when no model has embedded it).
+    pub embeddings: Vec<ChunkEmbedding>,
+}
+
+/// One vector of a chunk in `chunk_inspection.v1`.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct ChunkEmbedding {
+    /// The embedding model's name (`all-minilm-l6-v2`).
+    pub model: String,
+    /// Its version as vectors are keyed (`v1`, `v1+int8`).
+    pub version: String,
+    pub dimensions: usize,
+    pub embedding_id: String,
 }
 
 /// `fetch_result.v1`.
@@ -105,8 +117,18 @@ fn is_stale(doc: &DocRef) -> bool {
     })
 }
 
-fn inspection(c: ChunkRow, doc_path: &str) -> ChunkInspection {
-    ChunkInspection {
+fn inspection(store: &Store, c: ChunkRow, doc_path: &str) -> Result<ChunkInspection, FetchError> {
+    let embeddings = store
+        .chunk_embeddings(&c.chunk_id)?
+        .into_iter()
+        .map(|e| ChunkEmbedding {
+            model: e.model,
+            version: e.version,
+            dimensions: e.dimensions,
+            embedding_id: e.embedding_id,
+        })
+        .collect();
+    Ok(ChunkInspection {
         schema_version: "chunk_inspection.v1",
         chunk_id: c.chunk_id,
         doc_id: c.doc_id,
@@ -117,8 +139,8 @@ fn inspection(c: ChunkRow, doc_path: &str) -> ChunkInspection {
         block_ids: c.block_ids,
         token_estimate: c.token_estimate,
         chunker_version: c.chunker_version,
-        embeddings: Vec::new(),
-    }
+        embeddings,
+    })
 }
 
 fn doc_ref(store: &Store, doc_id: &str) -> Result<DocRef, FetchError> {
@@ -141,15 +163,15 @@ pub fn chunk(store: &Store, chunk_id: &str, context: u32) -> Result<FetchResult,
             if c.ordinal >= lo && c.ordinal < target.ordinal {
                 result
                     .context_before
-                    .push(inspection(c, &doc.workspace_path));
+                    .push(inspection(store, c, &doc.workspace_path)?);
             } else if c.ordinal > target.ordinal && c.ordinal <= hi {
                 result
                     .context_after
-                    .push(inspection(c, &doc.workspace_path));
+                    .push(inspection(store, c, &doc.workspace_path)?);
             }
         }
     }
-    result.chunk = Some(inspection(target, &doc.workspace_path));
+    result.chunk = Some(inspection(store, target, &doc.workspace_path)?);
     Ok(result)
 }
 

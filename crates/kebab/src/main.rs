@@ -80,6 +80,13 @@ enum Command {
         /// Only documents with this tag.
         #[arg(long)]
         tag: Option<String>,
+        /// Only documents in this language (`en`, `ko`).
+        #[arg(long)]
+        lang: Option<String>,
+        /// Only documents trusted at least this much: primary, secondary
+        /// or generated (frontmatter `trust_level`; primary without one).
+        #[arg(long, value_name = "LEVEL")]
+        trust_min: Option<String>,
         /// lexical, vector or hybrid [default: hybrid when an embedding
         /// model is installed, else lexical].
         #[arg(long)]
@@ -122,6 +129,13 @@ enum Command {
         /// every root].
         #[arg(long = "root", value_name = "NAME")]
         roots: Vec<String>,
+        /// Only evidence from documents in this language (`en`, `ko`).
+        #[arg(long)]
+        lang: Option<String>,
+        /// Only evidence from documents trusted at least this much:
+        /// primary, secondary or generated.
+        #[arg(long, value_name = "LEVEL")]
+        trust_min: Option<String>,
     },
     /// Check the configuration, index, plugins and model server.
     Doctor,
@@ -179,6 +193,12 @@ enum Command {
     Roots {
         #[command(subcommand)]
         what: Option<RootsCmd>,
+    },
+    /// The conversations `ask --session` keeps: list them, show or delete
+    /// one.
+    Sessions {
+        #[command(subcommand)]
+        what: Option<SessionsCmd>,
     },
     /// Keep roots fresh: bring each up to date, then apply file-system
     /// changes as they happen, until Ctrl-C or SIGTERM.
@@ -376,6 +396,16 @@ pub(crate) enum RootsCmd {
 }
 
 #[derive(Subcommand)]
+pub(crate) enum SessionsCmd {
+    /// Every session, most recently used first.
+    List,
+    /// One session's turns: questions, answers and what they cite.
+    Show { id: String },
+    /// Delete a session: its turns and its stored answers.
+    Delete { id: String },
+}
+
+#[derive(Subcommand)]
 enum ListWhat {
     /// Indexed documents.
     Docs,
@@ -489,6 +519,8 @@ fn dispatch(
             repo,
             path,
             tag,
+            lang,
+            trust_min,
             mode,
             explain,
             roots,
@@ -508,6 +540,8 @@ fn dispatch(
                 code_lang,
                 repo,
                 roots,
+                lang,
+                trust_min,
             };
             search(&session, &input, explain, json)
         }
@@ -546,6 +580,8 @@ fn dispatch(
             k,
             mode,
             roots,
+            lang,
+            trust_min,
         } => {
             let input = kebab::api::ask::AskInput {
                 question,
@@ -553,6 +589,8 @@ fn dispatch(
                 mode,
                 k,
                 roots,
+                lang,
+                trust_min,
                 explain,
             };
             ask(&Session::new(config, paths).for_one_query(), &input, json)
@@ -571,6 +609,7 @@ fn dispatch(
             )
         }
         Command::Roots { what } => roots_cmd(&Session::new(config, paths), what, json),
+        Command::Sessions { what } => sessions_cmd(&Session::new(config, paths), what, json),
         Command::Watch { roots, max_threads } => {
             let mut config = config;
             if let Some(n) = max_threads {

@@ -1,5 +1,5 @@
-//! `kebab ask`: retrieve → score gate → pack evidence → prompt (`rag-v3`,
-//! [`prompt`]) → stream → strict `[#n]` citation check → answer, persisted
+//! `kebab ask`: retrieve → score gate → pack evidence → prompt (`[rag]
+//! prompt_template_version`, [`prompt`]) → stream → strict `[#n]` citation check → answer, persisted
 //! on every path.
 
 pub mod config;
@@ -21,7 +21,7 @@ use kebab_store::{AnswerRow, ChunkFilter, Store, TurnRow};
 
 use crate::llm::{Completion, LlmClient, LlmError};
 pub use config::RagConfig;
-pub use prompt::{PROMPT_TEMPLATE, Packed, SYSTEM_PROMPT};
+pub use prompt::{Packed, Template};
 
 /// Candidates listed with a score-gate refusal.
 const CANDIDATES: usize = 3;
@@ -57,6 +57,10 @@ pub struct AskOptions<'a> {
     pub rerank: Option<&'a kebab_search::rerank::Reranker>,
     /// Only evidence from these roots (every root when empty).
     pub roots: Vec<String>,
+    /// Only evidence from documents in this language.
+    pub lang: Option<String>,
+    /// Only evidence from documents trusted at least this much.
+    pub trust_min: Option<kebab_core::trust::TrustLevel>,
 }
 
 /// Everything `ask` produced, for printing.
@@ -86,11 +90,7 @@ pub fn ask(
         Some(id) => store.session_turns(id)?,
         None => Vec::new(),
     };
-    // A follow-up ("and its X?") is retrieved together with the question before it.
-    let query = match history.last() {
-        Some(prev) => format!("{question} {}", prev.question),
-        None => question.to_string(),
-    };
+    let query = follow_up_query(question, history.last());
     let mode = retrieval_mode(opts)?;
     let vectors = opts.vectors.filter(|_| mode != search::Mode::Lexical);
     let retrieved = retrieve(store, opts, &query, k, mode)?;
@@ -152,6 +152,25 @@ pub fn ask(
     Ok(outcome)
 }
 
+/// Characters of the previous answer a follow-up is retrieved with.
+const FOLLOW_UP_CHARS: usize = 200;
+
+/// What a question is retrieved with: a follow-up ("and its X?") together
+/// with the first [`FOLLOW_UP_CHARS`] characters of the answer before it,
+/// its `[#n]` markers left out (design §3.8, retrieval query expansion).
+fn follow_up_query(question: &str, previous: Option<&TurnRow>) -> String {
+    match previous {
+        Some(prev) => {
+            let context: String = strip_markers(&prev.answer)
+                .chars()
+                .take(FOLLOW_UP_CHARS)
+                .collect();
+            format!("{question} {}", context.trim())
+        }
+        None => question.to_string(),
+    }
+}
+
 /// The refusal of a question asked of an index that holds nothing
 /// (`refusal_reason` `no_index`); nothing is stored and no model is called.
 pub fn refuse_without_index(
@@ -181,6 +200,8 @@ fn retrieve(
 ) -> Result<Vec<Retrieved>, search::SearchError> {
     let filter = ChunkFilter {
         roots: opts.roots.clone(),
+        lang: opts.lang.clone(),
+        trust_min: opts.trust_min,
         ..Default::default()
     };
     let request = search::Request {
@@ -236,7 +257,7 @@ fn generate(
     let budget = rag
         .max_context_tokens
         .min(llm.config().context_tokens.saturating_sub(
-            estimate_tokens(SYSTEM_PROMPT)
+            estimate_tokens(&rag.template().system_prompt())
                 + estimate_tokens(turn.question)
                 + llm.config().max_answer_tokens,
         ))
@@ -244,6 +265,7 @@ fn generate(
     let packed = pack(retrieved, budget);
     let used: u32 = packed.iter().map(|p| p.tokens).sum();
     let messages = prompt::messages(
+        rag.template(),
         turn.question,
         &packed,
         turn.history,
@@ -291,8 +313,10 @@ fn record(
             question: question.to_string(),
             answer: answer.answer.clone(),
         };
-        let snapshot =
-            json!({ "prompt_template_version": PROMPT_TEMPLATE, "model": llm.config().model });
+        let snapshot = json!({
+            "prompt_template_version": answer.prompt_template_version,
+            "model": llm.config().model,
+        });
         store.append_turn(
             session,
             &turn,
@@ -580,7 +604,7 @@ impl<'a> Draft<'a> {
                 provider: cfg.provider.as_str(),
             },
             embedding: self.embedding.clone(),
-            prompt_template_version: PROMPT_TEMPLATE,
+            prompt_template_version: self.rag.template().version,
             retrieval: AnswerRetrieval {
                 trace_id: self.trace_id.clone(),
                 mode: self.mode,
@@ -613,7 +637,7 @@ impl<'a> Draft<'a> {
             refusal_reason: a.refusal_reason.map(String::from),
             model_id: a.model.id.clone(),
             model_provider: a.model.provider.to_string(),
-            prompt_template_version: PROMPT_TEMPLATE.to_string(),
+            prompt_template_version: a.prompt_template_version.to_string(),
             retrieval_mode: a.retrieval.mode.to_string(),
             embedding_model_id: a.embedding.as_ref().map(|e| e.id.clone()),
             embedding_dimensions: a.embedding.as_ref().map(|e| e.dimensions as u32),
@@ -660,6 +684,29 @@ mod tests {
         ] {
             assert_eq!(markers(shaped), vec![None], "{shaped}");
         }
+    }
+
+    #[test]
+    fn a_follow_up_is_retrieved_with_the_previous_answer() {
+        assert_eq!(follow_up_query("What is Raft?", None), "What is Raft?");
+        let prev = TurnRow {
+            turn_index: 0,
+            question: "What is Raft?".into(),
+            answer: format!("Raft elects a leader [#1]. {}", "x".repeat(300)),
+        };
+        let query = follow_up_query("And its log?", Some(&prev));
+        assert!(
+            query.starts_with("And its log? Raft elects a leader . x"),
+            "{query}"
+        );
+        assert!(
+            !query.contains("What is Raft") && !query.contains("[#1]"),
+            "{query}"
+        );
+        assert_eq!(
+            query.chars().count(),
+            "And its log? ".len() + FOLLOW_UP_CHARS
+        );
     }
 
     #[test]

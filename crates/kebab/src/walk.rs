@@ -66,7 +66,9 @@ pub enum SkipReason {
     SizeExceeded,
     /// Zero bytes.
     Empty,
-    /// Looks binary (NUL bytes).
+    /// Nothing but whitespace: no chunk to make. Not bad input.
+    Blank,
+    /// Looks binary (see `ingest::binary_kind`).
     Binary,
     /// No plugin claims it.
     Unsupported,
@@ -97,6 +99,7 @@ impl SkipReason {
             SkipReason::Kebabignore => "kebabignore",
             SkipReason::SizeExceeded => "size_exceeded",
             SkipReason::Empty => "empty",
+            SkipReason::Blank => "blank",
             SkipReason::Binary => "binary",
             SkipReason::Unsupported => "unsupported",
             SkipReason::Unchanged => "unchanged",

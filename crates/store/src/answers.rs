@@ -1,6 +1,6 @@
 //! Answers of `kebab ask` and chat sessions.
 
-use rusqlite::params;
+use rusqlite::{OptionalExtension, params};
 use serde_json::Value;
 
 use crate::{Store, StoreError};
@@ -41,6 +41,54 @@ pub struct TurnRow {
     pub turn_index: u32,
     pub question: String,
     pub answer: String,
+}
+
+/// A turn as `kebab sessions show` reads it: the turn, the citations its
+/// answer carried (as `answer.v1` wrote them) and when it was asked.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StoredTurn {
+    pub turn: TurnRow,
+    pub citations: Value,
+    /// Seconds since the Unix epoch.
+    pub created_at: i64,
+}
+
+/// A `chat_sessions` row with its number of turns.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SessionRow {
+    pub session_id: String,
+    /// The first question, cut to 60 characters.
+    pub title: Option<String>,
+    /// What the session was started with (`prompt_template_version`,
+    /// `model`).
+    pub config_snapshot: Value,
+    /// Seconds since the Unix epoch.
+    pub created_at: i64,
+    pub updated_at: i64,
+    pub turns: u32,
+}
+
+/// What deleting a session removed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SessionDeleted {
+    pub turns: u32,
+    /// Stored answers of the conversation (`answers.conversation_id`).
+    pub answers: u32,
+}
+
+const SESSION_COLUMNS: &str =
+    "s.session_id, s.title, s.config_snapshot_json, s.created_at, s.updated_at,
+    (SELECT count(*) FROM chat_turns t WHERE t.session_id = s.session_id)";
+
+fn session_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<SessionRow> {
+    Ok(SessionRow {
+        session_id: r.get(0)?,
+        title: r.get(1)?,
+        config_snapshot: crate::parse_json(&r.get::<_, String>(2)?),
+        created_at: r.get(3)?,
+        updated_at: r.get(4)?,
+        turns: r.get::<_, i64>(5)? as u32,
+    })
 }
 
 impl Store {
@@ -86,17 +134,87 @@ impl Store {
 
     /// Turns of a chat session, oldest first (empty for a new session).
     pub fn session_turns(&self, session_id: &str) -> Result<Vec<TurnRow>, StoreError> {
-        let mut stmt = self.conn.prepare(
-            "SELECT turn_index, question, answer FROM chat_turns WHERE session_id = ?1 ORDER BY turn_index",
+        Ok(self
+            .stored_turns(session_id)?
+            .into_iter()
+            .map(|t| t.turn)
+            .collect())
+    }
+
+    /// Turns of a chat session with their citations and times, oldest
+    /// first.
+    pub fn stored_turns(&self, session_id: &str) -> Result<Vec<StoredTurn>, StoreError> {
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT turn_index, question, answer, citations_json, created_at FROM chat_turns
+             WHERE session_id = ?1 ORDER BY turn_index",
         )?;
         let rows = stmt.query_map(params![session_id], |r| {
-            Ok(TurnRow {
-                turn_index: r.get::<_, i64>(0)? as u32,
-                question: r.get(1)?,
-                answer: r.get(2)?,
+            Ok(StoredTurn {
+                turn: TurnRow {
+                    turn_index: r.get::<_, i64>(0)? as u32,
+                    question: r.get(1)?,
+                    answer: r.get(2)?,
+                },
+                citations: crate::parse_json(&r.get::<_, String>(3)?),
+                created_at: r.get(4)?,
             })
         })?;
         Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// Every chat session, most recently used first.
+    pub fn sessions(&self) -> Result<Vec<SessionRow>, StoreError> {
+        let mut stmt = self.conn.prepare_cached(&format!(
+            "SELECT {SESSION_COLUMNS} FROM chat_sessions s
+             ORDER BY s.updated_at DESC, s.rowid DESC"
+        ))?;
+        let rows = stmt.query_map([], session_row)?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// One chat session, if there is one with this id.
+    pub fn session(&self, session_id: &str) -> Result<Option<SessionRow>, StoreError> {
+        Ok(self
+            .conn
+            .query_row(
+                &format!("SELECT {SESSION_COLUMNS} FROM chat_sessions s WHERE s.session_id = ?1"),
+                params![session_id],
+                session_row,
+            )
+            .optional()?)
+    }
+
+    /// Delete a chat session: its turns and the stored answers of the
+    /// conversation, in one transaction. `None` when there is no such
+    /// session and no answer of it.
+    pub fn delete_session(
+        &mut self,
+        session_id: &str,
+    ) -> Result<Option<SessionDeleted>, StoreError> {
+        let tx = self.write_tx()?;
+        let turns: i64 = tx.query_row(
+            "SELECT count(*) FROM chat_turns WHERE session_id = ?1",
+            params![session_id],
+            |r| r.get(0),
+        )?;
+        let answers = tx.execute(
+            "DELETE FROM answers WHERE conversation_id = ?1",
+            params![session_id],
+        )?;
+        // The turns go with their session (ON DELETE CASCADE). A session
+        // whose every ask failed has answers but no session row.
+        let sessions = tx.execute(
+            "DELETE FROM chat_sessions WHERE session_id = ?1",
+            params![session_id],
+        )?;
+        if sessions == 0 && answers == 0 {
+            return Ok(None);
+        }
+        tx.commit()?;
+        Ok(Some(SessionDeleted {
+            turns: turns as u32,
+            answers: answers as u32,
+        }))
     }
 
     /// Append a turn to a session, creating the session on its first turn.
@@ -148,5 +266,76 @@ impl Store {
         let rows = stmt.query_map(params![limit as i64], |r| r.get::<_, String>(0))?;
         rows.map(|r| Ok(serde_json::from_str(&r?).unwrap_or(Value::Null)))
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn turn(i: u32, q: &str) -> TurnRow {
+        TurnRow {
+            turn_index: i,
+            question: q.into(),
+            answer: format!("answer to {q}"),
+        }
+    }
+
+    #[test]
+    fn sessions_are_listed_shown_and_deleted_with_their_answers() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = Store::open(&dir.path().join("k.sqlite")).unwrap();
+        let snapshot = json!({ "prompt_template_version": "rag-v3" });
+        let cites = json!([{ "marker": "[#1]" }]);
+        store
+            .append_turn("a", &turn(0, "first?"), &cites, &snapshot)
+            .unwrap();
+        store
+            .append_turn("a", &turn(1, "second?"), &json!([]), &snapshot)
+            .unwrap();
+        store
+            .append_turn("b", &turn(0, "other?"), &json!([]), &snapshot)
+            .unwrap();
+        store
+            .conn
+            .execute(
+                "INSERT INTO answers (trace_id, query, answer, grounded, model_id, model_provider,
+                    prompt_template_version, retrieval_mode, retrieval_k, score_gate, top_score,
+                    chunks_returned, chunks_used, citations_json, latency_ms, created_at, conversation_id)
+                 VALUES ('t1', 'q', 'a', 1, 'm', 'p', 'rag-v3', 'lexical', 8, 0.3, 0.9, 1, 1, '[]', 1, 'now', 'a')",
+                [],
+            )
+            .unwrap();
+
+        let listed = store.sessions().unwrap();
+        let ids: Vec<(&str, u32)> = listed
+            .iter()
+            .map(|s| (s.session_id.as_str(), s.turns))
+            .collect();
+        assert!(
+            ids.contains(&("a", 2)) && ids.contains(&("b", 1)),
+            "{ids:?}"
+        );
+        let a = store.session("a").unwrap().unwrap();
+        assert_eq!(a.title.as_deref(), Some("first?"));
+        assert_eq!(a.config_snapshot["prompt_template_version"], "rag-v3");
+        let turns = store.stored_turns("a").unwrap();
+        assert_eq!(turns.len(), 2);
+        assert_eq!(turns[0].citations, cites);
+        assert_eq!(turns[1].turn.question, "second?");
+        assert_eq!(store.session_turns("a").unwrap()[1], turn(1, "second?"));
+
+        assert_eq!(
+            store.delete_session("a").unwrap(),
+            Some(SessionDeleted {
+                turns: 2,
+                answers: 1
+            })
+        );
+        assert_eq!(store.session("a").unwrap(), None);
+        assert!(store.stored_turns("a").unwrap().is_empty());
+        assert_eq!(store.delete_session("a").unwrap(), None);
+        assert_eq!(store.sessions().unwrap().len(), 1, "b stays");
     }
 }

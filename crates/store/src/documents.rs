@@ -25,6 +25,8 @@ pub struct NewDocument {
     pub title: Option<String>,
     pub lang: Option<String>,
     pub source_type: String,
+    /// `primary`, `secondary` or `generated` (kebab_core::trust).
+    pub trust_level: String,
     pub parser_version: String,
     pub chunker_version: String,
     pub plugin_name: String,
@@ -274,7 +276,7 @@ fn insert_document_row(
                                 trust_level, parser_version, chunker_version, plugin_name, plugin_version,
                                 policy_hash, fallback_reason, doc_version, schema_version, metadata_json,
                                 provenance_json, created_at, updated_at, root_id)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 'primary', ?8, ?9, ?10, ?11, ?12, ?13, 1, 1, ?14, ?15, ?16, ?17,
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?19, ?8, ?9, ?10, ?11, ?12, ?13, 1, 1, ?14, ?15, ?16, ?17,
                  ?18)",
         params![
             doc.doc_id,
@@ -294,7 +296,8 @@ fn insert_document_row(
             doc.provenance.to_string(),
             created_at,
             now,
-            doc.root_id
+            doc.root_id,
+            doc.trust_level
         ],
     )?;
     Ok(())

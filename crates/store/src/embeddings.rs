@@ -16,6 +16,16 @@ pub struct MissingVector {
     pub text: String,
 }
 
+/// A chunk's vector as `embedding_records` holds it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EmbeddingRecord {
+    pub embedding_id: String,
+    /// The model's name.
+    pub model: String,
+    pub version: String,
+    pub dimensions: usize,
+}
+
 /// A vector from the cache.
 pub type CachedVector = Vec<f32>;
 
@@ -105,6 +115,23 @@ impl Store {
              WHERE model_id = ?1 AND model_version = ?2 AND dimensions = ?3",
         )?;
         let rows = stmt.query_map(params![model, version, dims as i64], |r| r.get(0))?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// The vectors recorded for one chunk, one per model, oldest first.
+    pub fn chunk_embeddings(&self, chunk_id: &str) -> Result<Vec<EmbeddingRecord>, StoreError> {
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT embedding_id, model_id, model_version, dimensions FROM embedding_records
+             WHERE chunk_id = ?1 ORDER BY created_at, embedding_id",
+        )?;
+        let rows = stmt.query_map(params![chunk_id], |r| {
+            Ok(EmbeddingRecord {
+                embedding_id: r.get(0)?,
+                model: r.get(1)?,
+                version: r.get(2)?,
+                dimensions: r.get::<_, i64>(3)? as usize,
+            })
+        })?;
         Ok(rows.collect::<Result<_, _>>()?)
     }
 

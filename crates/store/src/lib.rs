@@ -25,9 +25,9 @@ mod stats;
 pub mod vector;
 pub mod writer_lock;
 
-pub use answers::{AnswerRow, TurnRow};
+pub use answers::{AnswerRow, SessionDeleted, SessionRow, StoredTurn, TurnRow};
 pub use documents::{DocRow, IndexedDoc, NewBlock, NewChunk, NewDocument, WriteOutcome};
-pub use embeddings::{CachedVector, MissingVector, ModelKey, text_hash};
+pub use embeddings::{CachedVector, EmbeddingRecord, MissingVector, ModelKey, text_hash};
 pub use lookup::{ChunkRow, DocRef};
 pub use retrieval::{ChunkFilter, HitRow};
 pub use roots::{MAX_ROOT_NAME, Root, WatchState, check_root_name, root_name_for};
@@ -492,6 +492,7 @@ mod tests {
             title: Some("T".into()),
             lang: Some("en".into()),
             source_type: "markdown".into(),
+            trust_level: "primary".into(),
             parser_version: "p1".into(),
             chunker_version: "c1".into(),
             plugin_name: "markdown".into(),
@@ -645,6 +646,64 @@ mod tests {
             assert_eq!(fast.len(), k.min(5));
             assert!(fast.windows(2).all(|w| w[0].1 >= w[1].1), "{fast:?}");
         }
+    }
+
+    #[test]
+    fn language_and_trust_filters_narrow_before_the_cut() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = open_with_root(&dir.path().join("k.sqlite"));
+        for (path, lang, trust) in [
+            ("p.md", "en", "primary"),
+            ("s.md", "en", "secondary"),
+            ("g.md", "ko", "generated"),
+        ] {
+            let mut d = doc(path, "walrus tusks");
+            d.lang = Some(lang.into());
+            d.trust_level = trust.into();
+            store.replace_document(&d).unwrap();
+        }
+        let found = |filter: ChunkFilter| -> Vec<String> {
+            let mut paths: Vec<String> = store
+                .lexical_search("\"walrus\"", 1, &filter)
+                .unwrap()
+                .into_iter()
+                .map(|(row, _)| row.workspace_path)
+                .collect();
+            let ids: Vec<String> = store
+                .lexical_search("\"walrus\"", 10, &ChunkFilter::default())
+                .unwrap()
+                .into_iter()
+                .map(|(row, _)| row.chunk_id)
+                .collect();
+            let mut by_id: Vec<String> = store
+                .hit_rows(&ids, &filter)
+                .unwrap()
+                .into_iter()
+                .map(|row| row.workspace_path)
+                .collect();
+            by_id.sort();
+            paths.extend(by_id.into_iter().map(|p| format!("ids:{p}")));
+            paths
+        };
+        let trust = |min| ChunkFilter {
+            trust_min: Some(min),
+            ..Default::default()
+        };
+        assert_eq!(
+            found(trust(kebab_core::trust::TrustLevel::Primary)),
+            vec!["p.md", "ids:p.md"]
+        );
+        let secondary = found(trust(kebab_core::trust::TrustLevel::Secondary));
+        assert_eq!(secondary[1..], ["ids:p.md", "ids:s.md"]);
+        assert_eq!(
+            found(trust(kebab_core::trust::TrustLevel::Generated)).len(),
+            4
+        );
+        let ko = ChunkFilter {
+            lang: Some("ko".into()),
+            ..Default::default()
+        };
+        assert_eq!(found(ko), vec!["g.md", "ids:g.md"]);
     }
 
     #[test]

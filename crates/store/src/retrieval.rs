@@ -3,6 +3,7 @@
 //! restrictions.
 
 use kebab_core::spans::SourceSpan;
+use kebab_core::trust::TrustLevel;
 use rusqlite::params;
 
 use crate::{Store, StoreError, parse_json};
@@ -40,6 +41,11 @@ pub struct ChunkFilter {
     pub tag: Option<String>,
     /// Only documents of these roots (by name); every root when empty.
     pub roots: Vec<String>,
+    /// Only documents in this language (`en`, `ko`, as their plugin
+    /// detected it).
+    pub lang: Option<String>,
+    /// Only documents trusted at least this much.
+    pub trust_min: Option<TrustLevel>,
 }
 
 impl ChunkFilter {
@@ -51,6 +57,15 @@ impl ChunkFilter {
             && self.path_glob.is_none()
             && self.tag.is_none()
             && self.roots.is_empty()
+            && self.lang.is_none()
+            && self.trust_min.is_none()
+    }
+
+    /// The trust restriction as `FILTER_SQL` takes it: a JSON list of the
+    /// levels admitted, or NULL for any.
+    fn trust_param(&self) -> Option<String> {
+        self.trust_min
+            .map(|min| serde_json::to_string(&min.at_least()).expect("names serialise"))
     }
 
     /// The roots restriction as the SQL parameter `FILTER_SQL` takes: a
@@ -67,7 +82,7 @@ const HIT_COLUMNS: &str = "c.chunk_id, c.doc_id, d.workspace_path, c.heading_pat
     (SELECT r.name FROM roots r WHERE r.root_id = d.root_id)";
 
 /// The filter as SQL over `c` (chunks) and `d` (documents), parameters
-/// ?3–?8; ?1 and ?2 belong to the query using it.
+/// ?3–?10; ?1 and ?2 belong to the query using it.
 const FILTER_SQL: &str = "
     AND (?3 IS NULL OR json_extract(c.source_spans_json, '$[0].symbol') LIKE ?3 || '/%')
     AND (?4 IS NULL OR json_extract(c.source_spans_json, '$[0].lang') = ?4)
@@ -76,7 +91,9 @@ const FILTER_SQL: &str = "
     AND (?7 IS NULL OR EXISTS (SELECT 1 FROM document_tags t
                                WHERE t.doc_id = d.doc_id AND t.tag = ?7))
     AND (?8 IS NULL OR d.root_id IN (SELECT r.root_id FROM roots r
-                                     WHERE r.name IN (SELECT value FROM json_each(?8))))";
+                                     WHERE r.name IN (SELECT value FROM json_each(?8))))
+    AND (?9 IS NULL OR d.lang = ?9)
+    AND (?10 IS NULL OR d.trust_level IN (SELECT value FROM json_each(?10)))";
 
 fn hit_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<HitRow> {
     Ok(HitRow {
@@ -140,7 +157,9 @@ impl Store {
                 filter.repo,
                 filter.path_glob,
                 filter.tag,
-                filter.roots_param()
+                filter.roots_param(),
+                filter.lang,
+                filter.trust_param()
             ],
             row,
         )?;
@@ -170,7 +189,9 @@ impl Store {
                 filter.repo,
                 filter.path_glob,
                 filter.tag,
-                filter.roots_param()
+                filter.roots_param(),
+                filter.lang,
+                filter.trust_param()
             ],
             hit_row,
         )?;

@@ -32,6 +32,13 @@ pub struct AskInput {
     /// every root].
     #[serde(default)]
     pub roots: Vec<String>,
+    /// Only evidence from documents in this language (`en`, `ko`).
+    #[serde(default)]
+    pub lang: Option<String>,
+    /// Only evidence from documents trusted at least this much:
+    /// `primary`, `secondary` or `generated`.
+    #[serde(default)]
+    pub trust_min: Option<String>,
     /// Keep the packed evidence with the stored answer (`--explain`).
     #[serde(skip)]
     pub explain: bool,
@@ -62,6 +69,8 @@ impl Session {
             korean: None,
             rerank: None,
             roots: input.roots.clone(),
+            lang: super::search::normalise_lang(input.lang.as_deref()),
+            trust_min: super::search::parse_trust_min(input.trust_min.as_deref())?,
         };
         if let Err(e) = self.indexed_app() {
             return Err(match e {

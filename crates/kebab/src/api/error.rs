@@ -63,6 +63,9 @@ pub enum ApiError {
     /// A plugin name no plugin has.
     #[error("no plugin named {0}")]
     UnknownPlugin(String),
+    /// A conversation id no session has.
+    #[error("no session with id {0}")]
+    SessionNotFound(String),
     #[error(transparent)]
     Install(#[from] InstallError),
     #[error(transparent)]
@@ -216,6 +219,11 @@ fn classify_api(e: &ApiError) -> Option<Classified> {
             "`kebab plugin list` shows the built-in and installed plugins",
         )
         .with_details(json!({ "name": name })),
+        ApiError::SessionNotFound(id) => Classified::new(
+            "session_not_found",
+            "`kebab sessions list` shows the sessions; `kebab ask --session ID` starts one",
+        )
+        .with_details(json!({ "session_id": id })),
         ApiError::Install(e) => classify_one(e)?,
         ApiError::Scaffold(_) => Classified::new(
             "invalid_input",

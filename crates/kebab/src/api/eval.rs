@@ -427,6 +427,8 @@ impl Session {
                 mode: None,
                 k: None,
                 roots: Vec::new(),
+                lang: None,
+                trust_min: None,
                 explain: false,
             };
             let answer = self.ask(&input, &mut |_| {}, cancel)?.answer;

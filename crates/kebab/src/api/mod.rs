@@ -29,6 +29,7 @@ pub mod plugins;
 pub mod roots;
 pub mod schema;
 pub mod search;
+pub mod sessions;
 
 use std::cell::{Cell, OnceCell, RefCell};
 use std::sync::{Arc, OnceLock};

@@ -20,6 +20,7 @@ use super::plugins::{
 };
 use super::roots::RootList;
 use super::search::{BulkSearchItem, BulkSearchResponse};
+use super::sessions::{SessionDeleteReport, SessionList, SessionView};
 use super::{ApiError, Session};
 use crate::fetch::{ChunkInspection, FetchResult};
 use crate::ingest::{IngestReport, ProgressLine};
@@ -75,6 +76,9 @@ pub const WIRE_SCHEMAS: &[(&str, SchemaOf)] = &[
     ("schema.v1", schema_of::<SchemaReport>),
     ("search_hit.v1", schema_of::<SearchHit>),
     ("search_response.v1", schema_of::<SearchResponse>),
+    ("session.v1", schema_of::<SessionView>),
+    ("session_delete.v1", schema_of::<SessionDeleteReport>),
+    ("session_list.v1", schema_of::<SessionList>),
     ("watch_event.v1", schema_of::<WatchLine>),
 ];
 

@@ -5,6 +5,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::{ApiError, Session};
+use kebab_core::trust::TrustLevel;
 use kebab_core::wire::{ErrorReport, SearchResponse};
 use kebab_search::search::{Mode, Request};
 use kebab_store::ChunkFilter;
@@ -48,23 +49,52 @@ pub struct SearchInput {
     /// every root].
     #[serde(default)]
     pub roots: Vec<String>,
+    /// Only documents in this language (`en`, `ko`).
+    #[serde(default)]
+    pub lang: Option<String>,
+    /// Only documents trusted at least this much: `primary`, `secondary`
+    /// or `generated` (a document's frontmatter `trust_level`; primary
+    /// when it has none).
+    #[serde(default)]
+    pub trust_min: Option<String>,
 }
 
 impl SearchInput {
-    fn filter(&self) -> ChunkFilter {
-        ChunkFilter {
+    fn filter(&self) -> Result<ChunkFilter, ApiError> {
+        Ok(ChunkFilter {
             kind: self.kind.clone(),
             code_lang: self.code_lang.as_ref().map(|l| l.to_lowercase()),
             repo: self.repo.clone(),
             path_glob: self.path.clone(),
             tag: self.tag.clone(),
             roots: self.roots.clone(),
-        }
+            lang: normalise_lang(self.lang.as_deref()),
+            trust_min: parse_trust_min(self.trust_min.as_deref())?,
+        })
     }
 
     fn mode(&self) -> Result<Option<Mode>, ApiError> {
         super::ask::parse_mode(self.mode.as_deref())
     }
+}
+
+/// A `lang` field as the index keeps languages: trimmed, lower-case.
+pub(crate) fn normalise_lang(lang: Option<&str>) -> Option<String> {
+    lang.map(|l| l.trim().to_lowercase())
+}
+
+/// A `trust_min` field: absent, or one of the trust levels.
+pub(crate) fn parse_trust_min(trust_min: Option<&str>) -> Result<Option<TrustLevel>, ApiError> {
+    trust_min
+        .map(|t| {
+            TrustLevel::parse(t).ok_or_else(|| {
+                ApiError::invalid(
+                    "trust_min",
+                    format!("unknown trust level `{t}`: expected primary, secondary or generated"),
+                )
+            })
+        })
+        .transpose()
 }
 
 /// `bulk_search_item.v1`: one query of a bulk call, answered or failed.
@@ -123,7 +153,7 @@ impl Session {
         };
         let korean = self.korean_for(&input.query, &mut notes);
         let search = &app.config.search;
-        let filter = input.filter();
+        let filter = input.filter()?;
         let request = Request {
             query: &input.query,
             k: input.k.unwrap_or(search.default_k).max(1),

@@ -12,6 +12,7 @@ pub(crate) mod output;
 pub(crate) mod plugin;
 pub(crate) mod roots;
 pub(crate) mod search;
+pub(crate) mod sessions;
 pub(crate) mod term;
 pub(crate) mod watch;
 
@@ -43,9 +44,11 @@ pub(crate) mod prelude {
     pub(crate) use super::plugin::*;
     pub(crate) use super::roots::*;
     pub(crate) use super::search::*;
+    pub(crate) use super::sessions::*;
     pub(crate) use super::term::{errln, outln};
     pub(crate) use super::watch::*;
     pub(crate) use crate::{
         EXIT_ERROR, EXIT_NO_HIT, EXIT_OK, EXIT_UNHEALTHY, EvalCmd, ModelsCmd, PluginCmd, RootsCmd,
+        SessionsCmd,
     };
 }

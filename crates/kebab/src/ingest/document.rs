@@ -8,6 +8,7 @@ use super::{Job, Shared};
 use kebab_core::document::{Block, Chunk};
 use kebab_core::ids;
 use kebab_core::spans::SourceSpan;
+use kebab_core::trust::{self, TrustLevel};
 use kebab_plugin_host::registry::RegisteredPlugin;
 use kebab_plugin_host::runtime::CallOutput;
 use kebab_store::{NewBlock, NewChunk, NewDocument};
@@ -16,9 +17,10 @@ use kebab_store::{NewBlock, NewChunk, NewDocument};
 /// it has several (the code plugin: one per language).
 pub const CHUNKER_KEY: &str = "kebab:chunker-version";
 
-/// Derive IDs and rows from plugin output. `routed` is the plugin
-/// responsible for the file (recorded for re-index decisions); `producer`
-/// made the output (the text plugin when it stood in).
+/// Derive IDs and rows from plugin output, with warnings about its
+/// metadata. `routed` is the plugin responsible for the file (recorded for
+/// re-index decisions); `producer` made the output (the text plugin when it
+/// stood in).
 #[allow(clippy::too_many_arguments)]
 pub(super) fn build_document(
     job: &Job,
@@ -29,7 +31,7 @@ pub(super) fn build_document(
     byte_len: u64,
     fallback: Option<String>,
     shared: &Shared<'_>,
-) -> NewDocument {
+) -> (NewDocument, Vec<String>) {
     let info = &producer.plugin.info;
     let policy_hash = &shared.run_for(routed.name()).policy_hash;
     let asset_id = ids::asset_id(&checksum);
@@ -54,7 +56,13 @@ pub(super) fn build_document(
         output.chunks,
         &blocks,
     );
-    let (mut metadata, tags) = document_metadata(&document.metadata, &output.logs);
+    let Meta {
+        mut metadata,
+        tags,
+        trust_level,
+        source_type,
+        warnings,
+    } = document_metadata(&document.metadata, &output.logs);
     if let Some(git) = shared.git.lookup(&job.abs) {
         metadata["repo"] = json!(git.repo);
         metadata["git_branch"] = json!(git.branch);
@@ -74,7 +82,7 @@ pub(super) fn build_document(
         provenance
             .push(json!({ "at": now, "agent": "kebab-ingest", "kind": "warning", "note": reason }));
     }
-    NewDocument {
+    let doc = NewDocument {
         asset_id,
         checksum,
         byte_len,
@@ -85,7 +93,8 @@ pub(super) fn build_document(
         source_uri: kebab_core::paths::escape_path(&job.abs),
         title,
         lang: document.lang,
-        source_type: routed.plugin.info.name.clone(),
+        source_type: source_type.map_or_else(|| routed.plugin.info.name.clone(), String::from),
+        trust_level: trust_level.as_str().to_string(),
         parser_version: info.parser_version.clone(),
         chunker_version,
         plugin_name: routed.plugin.info.name.clone(),
@@ -97,7 +106,8 @@ pub(super) fn build_document(
         tags,
         blocks,
         chunks,
-    }
+    };
+    (doc, warnings)
 }
 
 /// The rows of a document's blocks, each with its derived ID.
@@ -155,10 +165,26 @@ fn chunk_rows(
         .collect()
 }
 
-/// Split plugin metadata pairs into the stored metadata object and the tag
-/// list. `tags` and `aliases` hold JSON arrays; everything else is kept under
-/// `user`.
-fn document_metadata(pairs: &[(String, String)], logs: &[String]) -> (Value, Vec<String>) {
+/// A document's metadata as plugin pairs (a Markdown file's frontmatter)
+/// give it.
+struct Meta {
+    /// The stored metadata object.
+    metadata: Value,
+    tags: Vec<String>,
+    /// `trust_level` [default: primary].
+    trust_level: TrustLevel,
+    /// `source_type`, when one of the design's is declared.
+    source_type: Option<&'static str>,
+    /// Values that are none of the design's, and were not used.
+    warnings: Vec<String>,
+}
+
+/// Split plugin metadata pairs into the stored metadata object, the tag
+/// list, the trust level and the source type. `tags` and `aliases` hold
+/// JSON arrays; `trust_level` and `source_type` take the design's values
+/// (a warning names any other, which is not used); everything else is kept
+/// under `user`.
+fn document_metadata(pairs: &[(String, String)], logs: &[String]) -> Meta {
     let list = |v: &str| -> Vec<String> {
         serde_json::from_str::<Vec<String>>(v).unwrap_or_else(|_| {
             v.split(',')
@@ -170,18 +196,44 @@ fn document_metadata(pairs: &[(String, String)], logs: &[String]) -> (Value, Vec
     let mut tags = Vec::new();
     let mut aliases = Vec::new();
     let mut user = Map::new();
+    let mut trust_level = TrustLevel::default();
+    let mut source_type = None;
+    let mut warnings = Vec::new();
+    let mut unknown = |key: &str, value: &str, known: &[&str], used: &str| {
+        warnings.push(format!(
+            "{key} `{}` is not one of {}; {used} used",
+            kebab_core::sanitize::bounded(value, 60),
+            known.join(", ")
+        ));
+    };
     for (k, v) in pairs {
         match k.as_str() {
             "tags" => tags = list(v),
             "aliases" => aliases = list(v),
+            "trust_level" => match TrustLevel::parse(v) {
+                Some(level) => trust_level = level,
+                None => {
+                    let known = TrustLevel::ALL.map(TrustLevel::as_str);
+                    unknown(k, v, &known, "primary");
+                }
+            },
+            "source_type" => match trust::source_type(v) {
+                Some(t) => source_type = Some(t),
+                None => unknown(k, v, &trust::SOURCE_TYPES, "the plugin's name"),
+            },
             CHUNKER_KEY => {}
             _ => {
                 user.insert(k.clone(), Value::String(v.clone()));
             }
         }
     }
-    let metadata = json!({ "tags": tags, "aliases": aliases, "user": user, "plugin_logs": logs });
-    (metadata, tags)
+    Meta {
+        metadata: json!({ "tags": tags, "aliases": aliases, "user": user, "plugin_logs": logs }),
+        tags,
+        trust_level,
+        source_type,
+        warnings,
+    }
 }
 
 #[cfg(test)]
@@ -195,9 +247,38 @@ mod tests {
             ("aliases".to_string(), "a, b".to_string()),
             ("rating".to_string(), "5".to_string()),
         ];
-        let (meta, tags) = document_metadata(&pairs, &[]);
-        assert_eq!(tags, vec!["rust", "wasm"]);
-        assert_eq!(meta["aliases"], json!(["a", "b"]));
-        assert_eq!(meta["user"]["rating"], "5");
+        let meta = document_metadata(&pairs, &[]);
+        assert_eq!(meta.tags, vec!["rust", "wasm"]);
+        assert_eq!(meta.metadata["aliases"], json!(["a", "b"]));
+        assert_eq!(meta.metadata["user"]["rating"], "5");
+        assert_eq!(meta.trust_level, TrustLevel::Primary);
+        assert_eq!(meta.source_type, None);
+        assert!(meta.warnings.is_empty());
+    }
+
+    #[test]
+    fn frontmatter_trust_and_source_type_take_the_designs_values() {
+        let pairs = |trust: &str, source: &str| {
+            vec![
+                ("trust_level".to_string(), trust.to_string()),
+                ("source_type".to_string(), source.to_string()),
+            ]
+        };
+        let meta = document_metadata(&pairs("secondary", "Paper"), &[]);
+        assert_eq!(meta.trust_level, TrustLevel::Secondary);
+        assert_eq!(meta.source_type, Some("paper"));
+        assert!(meta.warnings.is_empty());
+        assert!(meta.metadata["user"].get("trust_level").is_none());
+        let meta = document_metadata(&pairs("very high", "blog"), &[]);
+        assert_eq!(
+            (meta.trust_level, meta.source_type),
+            (TrustLevel::Primary, None)
+        );
+        assert_eq!(meta.warnings.len(), 2, "{:?}", meta.warnings);
+        assert!(
+            meta.warnings[0]
+                .contains("trust_level `very high` is not one of generated, secondary, primary")
+        );
+        assert!(meta.warnings[1].contains("source_type `blog`"));
     }
 }

@@ -165,6 +165,8 @@ pub struct IngestReport {
     pub skipped_builtin_blacklist: usize,
     pub skipped_size_exceeded: usize,
     pub skipped_empty: usize,
+    /// Files of nothing but whitespace: 0 chunks, a warning, not bad input.
+    pub skipped_blank: usize,
     pub skipped_binary: usize,
     pub skipped_unsupported: usize,
     pub skipped_unchanged: usize,
@@ -188,7 +190,8 @@ pub struct IngestReport {
 
 impl IngestReport {
     /// Whether anything points at bad input (errors, binary/empty/oversized
-    /// files): what `--strict` turns into a failure.
+    /// files; a file of only whitespace is not): what `--strict` turns into
+    /// a failure.
     pub fn has_bad_input(&self) -> bool {
         self.counts.errors > 0
             || self.skipped_size_exceeded + self.skipped_empty + self.skipped_binary > 0
@@ -300,6 +303,7 @@ impl Report {
             skipped_builtin_blacklist: n(SkipReason::BuiltinBlacklist),
             skipped_size_exceeded: n(SkipReason::SizeExceeded),
             skipped_empty: n(SkipReason::Empty),
+            skipped_blank: n(SkipReason::Blank),
             skipped_binary: n(SkipReason::Binary),
             skipped_unsupported: n(SkipReason::Unsupported),
             skipped_unchanged: n(SkipReason::Unchanged),

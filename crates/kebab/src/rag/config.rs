@@ -6,14 +6,15 @@ use kebab_core::bounds::at_most;
 use kebab_search::search::MAX_K;
 use serde::{Deserialize, Serialize};
 
-use super::prompt::PROMPT_TEMPLATE;
+use super::prompt::{TEMPLATES, Template};
 use crate::llm::MAX_MODEL_TOKENS;
 
 /// `[rag]`: how `kebab ask` retrieves, gates and packs evidence.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(default)]
 pub struct RagConfig {
-    /// Prompt template; only `rag-v3` exists in this version.
+    /// Prompt template: `rag-v3` (the default), or the legacy `rag-v2`
+    /// or `rag-v1`.
     pub prompt_template_version: String,
     /// Minimum relevance of the best chunk (0–1) before the LLM is asked.
     pub score_gate: f64,
@@ -35,14 +36,22 @@ impl Default for RagConfig {
 }
 
 impl RagConfig {
+    /// The prompt template asked for (`rag-v3` should the name be one
+    /// [`RagConfig::check`] refuses).
+    pub fn template(&self) -> &'static Template {
+        Template::by_version(&self.prompt_template_version).unwrap_or(TEMPLATES[0])
+    }
+
     /// The section as `ask` can use it: a prompt template this kebab has,
     /// `k` and the evidence budget within their bounds. The first problem
     /// names its key.
     pub fn check(&self) -> Result<(), String> {
-        if self.prompt_template_version != PROMPT_TEMPLATE {
+        if Template::by_version(&self.prompt_template_version).is_none() {
+            let known: Vec<&str> = TEMPLATES.iter().map(|t| t.version).collect();
             return Err(format!(
-                "[rag] prompt_template_version `{}` is unknown: this kebab has `{PROMPT_TEMPLATE}`",
-                self.prompt_template_version
+                "[rag] prompt_template_version `{}` is unknown: this kebab has {}",
+                self.prompt_template_version,
+                known.join(", ")
             ));
         }
         at_most("k", self.k, MAX_K)
