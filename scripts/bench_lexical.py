@@ -8,8 +8,9 @@ over in distinct folders, ingests it lexical-only with the given kebab
 binary, and for each size times `search --bulk` over the first QUERIES
 queries (punctuation removed, k = 10) twice: as it is (the lexical index
 answers), then with `lexical/` moved aside (search falls back to FTS5).
-Per query it reads kebab's own `lexical_ms` debug figure (the channel
-alone: engine, filter and joining the hits' rows) for p50/p95, and the
+Per query it reads kebab's own debug figures for p50/p95: `lexical_ms`
+(the channel: engine, filter and joining the hits' rows) and `engine_ms`
+(tantivy's search alone, when the lexical index answered), and the
 bulk call's wall time minus one call's start-up for the end-to-end mean.
 A third run asks the lexical index the same queries restricted to the
 first copy (`path: copy0000/*`), a filter that keeps 1/COPIES of the
@@ -23,6 +24,7 @@ import json
 import os
 import re
 import shutil
+import sqlite3
 import statistics
 import subprocess
 import time
@@ -41,7 +43,7 @@ def write_copy(corpus: list, root: Path, copy: int, per_file: int) -> None:
 def run(kebab: str, data: Path, cfg: Path, *args: str, stdin: str = "", debug: bool = False):
     env = dict(os.environ, KEBAB_CONFIG=str(cfg))
     if debug:
-        env["RUST_LOG"] = "kebab_search=debug"
+        env["RUST_LOG"] = "kebab_search=debug,kebab_store=debug"
     start = time.perf_counter()
     out = subprocess.run(
         [kebab, "--data-dir", str(data), "--json", *args],
@@ -59,14 +61,24 @@ def du(path: Path) -> int:
 
 def measure(kebab: str, data: Path, cfg: Path, bulk: str, queries: int) -> dict:
     run(kebab, data, cfg, "search", "--bulk", stdin=bulk)  # warm the page cache
-    walls, channel = [], []
+    walls, channel, engine = [], [], []
     for _ in range(3):
         wall, _, err = run(kebab, data, cfg, "search", "--bulk", stdin=bulk, debug=True)
         walls.append(wall)
-        channel.extend(float(m) for m in re.findall(r"lexical_ms=([0-9.]+)", err))
+        plain = re.sub(r"\x1b\[[0-9;]*m", "", err)  # the log's colours
+        channel.extend(float(m) for m in re.findall(r"lexical_ms=([0-9.]+)", plain))
+        engine.extend(float(m) for m in re.findall(r"engine_ms=([0-9.]+)", plain))
     startup = min(run(kebab, data, cfg, "search", "--bulk", stdin="")[0] for _ in range(3))
     channel.sort()
+    engine.sort()
+    # The engine alone (tantivy's search, without the filter's SQL and the
+    # hits' rows): only when the lexical index answered.
+    engine_figures = {
+        "engine_p50_ms": round(statistics.median(engine), 3),
+        "engine_p95_ms": round(engine[int(len(engine) * 0.95) - 1], 3),
+    } if engine else {}
     return {
+        **engine_figures,
         "channel_p50_ms": round(statistics.median(channel), 3),
         "channel_p95_ms": round(channel[int(len(channel) * 0.95) - 1], 3),
         "end_to_end_mean_ms": round((min(walls) - startup) / queries * 1000, 3),
@@ -102,10 +114,12 @@ def main() -> None:
             written += 1
         ingest_s, out, _ = run(a.kebab, data, cfg, "ingest", str(docs))
         report = json.loads(out.strip().splitlines()[-1])
+        assert report.get("errors") == 0, report
         lexical = data / "lexical"
         row = {
             "copies": size,
-            "chunks": report.get("chunks", {}),
+            "chunks": sqlite3.connect(f"file:{data / 'kebab.sqlite'}?mode=ro", uri=True)
+                      .execute("SELECT count(*) FROM chunks").fetchone()[0],
             "ingest_s": round(ingest_s, 1),
             "lexical_ms_in_ingest": report.get("timings", {}).get("lexical_ms"),
             "sqlite_mb": round(sum(p.stat().st_size for p in data.glob("kebab.sqlite*")) / 2**20, 1),

@@ -49,6 +49,9 @@ pub struct LexicalSync {
     pub ms: f64,
 }
 
+/// Logged changes above which they are applied on several threads.
+const MANY_CHANGES: usize = 10_000;
+
 /// SQLite's last `lexical_log` sequence number (0 before the first row).
 fn last_seq(conn: &Connection) -> Result<i64, StoreError> {
     Ok(conn
@@ -236,12 +239,12 @@ impl Store {
             return Ok((0, reader.num_docs()));
         };
         drop(reader);
-        let writer = LexicalWriter::open(dir)?;
         let rowids: Vec<i64> = self
             .conn
             .prepare("SELECT DISTINCT chunk_rowid FROM lexical_log WHERE seq <= ?1")?
             .query_map(params![upto], |r| r.get(0))?
             .collect::<Result<_, _>>()?;
+        let writer = LexicalWriter::open(dir, rowids.len() > MANY_CHANGES)?;
         for rowid in &rowids {
             writer.delete(*rowid);
         }

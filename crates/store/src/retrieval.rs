@@ -156,11 +156,20 @@ impl Store {
         filter: &ChunkFilter,
     ) -> Result<Option<Vec<(HitRow, f64)>>, StoreError> {
         let found = self.with_lexical_in_step(|reader| {
+            let started = std::time::Instant::now();
             let allowed = match filter.is_empty() {
                 true => None,
                 false => Some(self.filtered_rowids(filter)?),
             };
-            let ranked = match reader.search(terms, k, allowed) {
+            let filtered = started.elapsed();
+            let ranked = reader.search(terms, k, allowed);
+            let ms = |d: std::time::Duration| d.as_secs_f64() * 1000.0;
+            tracing::debug!(
+                filter_ms = ms(filtered),
+                engine_ms = ms(started.elapsed() - filtered),
+                "lexical index"
+            );
+            let ranked = match ranked {
                 Ok(ranked) => ranked,
                 Err(e) => {
                     tracing::warn!(error = %e, "the lexical index failed: searching FTS5");
@@ -179,10 +188,14 @@ impl Store {
         Ok(found.flatten())
     }
 
-    /// The rowids of every chunk `filter` admits.
+    /// The rowids of every chunk `filter` admits. Documents first (`CROSS
+    /// JOIN` keeps SQLite from scanning every chunk instead): most
+    /// restrictions are a document's, and a document's chunks are one
+    /// index lookup away (at 100k chunks, a path filter over 5k documents:
+    /// 4 ms against 134 ms chunks first).
     fn filtered_rowids(&self, filter: &ChunkFilter) -> Result<HashSet<i64>, StoreError> {
         let mut stmt = self.conn.prepare_cached(&format!(
-            "SELECT c.rowid FROM chunks c JOIN documents d ON d.doc_id = c.doc_id
+            "SELECT c.rowid FROM documents d CROSS JOIN chunks c ON c.doc_id = d.doc_id
              WHERE ?1 IS NULL AND ?2 IS NULL {FILTER_SQL}"
         ))?;
         let rows = stmt.query_map(
