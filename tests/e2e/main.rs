@@ -31,6 +31,7 @@ mod heal;
 mod hybrid;
 mod incremental;
 mod large_files;
+mod lexical;
 mod markup;
 mod multilingual;
 mod one_file;

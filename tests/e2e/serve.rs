@@ -7,7 +7,8 @@
 //! start (a network address without a token, a second server on one data
 //! directory); path-escape attempts through `fetch`, filters and URLs;
 //! `kebab mcp` forwarding to a running server and falling back when it
-//! stops; SIGTERM with a call in flight.
+//! stops; SIGTERM with a call in flight, Ctrl-C's exit code; requests
+//! whose headers or body never arrive.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
@@ -106,8 +107,13 @@ impl Server {
 
     /// SIGTERM, then the exit code (within a minute).
     fn terminate(&mut self) -> i32 {
+        self.stop_by(libc::SIGTERM)
+    }
+
+    /// `signal`, then the exit code (within a minute).
+    fn stop_by(&mut self, signal: libc::c_int) -> i32 {
         // SAFETY: signalling our own child.
-        unsafe { libc::kill(self.child.id() as libc::pid_t, libc::SIGTERM) };
+        unsafe { libc::kill(self.child.id() as libc::pid_t, signal) };
         let deadline = Instant::now() + Duration::from_secs(60);
         loop {
             if let Some(status) = self.child.try_wait().unwrap() {
@@ -993,4 +999,90 @@ fn kebab_mcp_forwards_to_a_server_that_wants_a_token_only_with_the_token() {
         "{log}"
     );
     server.assert_logged("search", 1);
+}
+
+#[test]
+fn ctrl_c_stops_the_server_with_the_interrupted_exit_code() {
+    let kb = lexical_kb("");
+    let mut server = Server::start(&kb, &[], &[]);
+    assert_eq!(
+        http(
+            &server.addr,
+            "GET",
+            "/healthz",
+            &[("Host", &server.addr)],
+            None
+        )
+        .status,
+        200
+    );
+    assert_eq!(server.stop_by(libc::SIGINT), 130, "{}", server.stderr());
+    assert!(server.stderr().contains("kebab serve: stopped"));
+}
+
+/// Send `head` (and no more) on a new connection; how long until the
+/// server answered or closed it, and what it sent.
+fn stall(addr: &str, head: &str) -> (Duration, String) {
+    let started = Instant::now();
+    let mut stream = TcpStream::connect(addr).expect("connect");
+    stream
+        .set_read_timeout(Some(Duration::from_secs(40)))
+        .unwrap();
+    stream.write_all(head.as_bytes()).unwrap();
+    let mut raw = Vec::new();
+    let _ = stream.read_to_end(&mut raw);
+    (started.elapsed(), String::from_utf8_lossy(&raw).to_string())
+}
+
+#[test]
+fn slow_requests_are_cut_off_and_others_are_still_answered() {
+    let kb = lexical_kb("");
+    let mut server = Server::start(&kb, &[], &[]);
+    let addr = server.addr.clone();
+    let host = [
+        ("Host", addr.as_str()),
+        ("Content-Type", "application/json"),
+    ];
+    // Headers that never end, and a body announced but never sent, each
+    // hold their connection no longer than the server's read timeouts
+    // (10 s each), while other clients are answered meanwhile.
+    let slow_head = {
+        let addr = addr.clone();
+        std::thread::spawn(move || {
+            stall(
+                &addr,
+                &format!("GET /healthz HTTP/1.1\r\nHost: {addr}\r\nX-Slow: "),
+            )
+        })
+    };
+    let slow_body = {
+        let addr = addr.clone();
+        std::thread::spawn(move || {
+            stall(
+                &addr,
+                &format!(
+                    "POST /v1/search HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
+                     Content-Length: 1000\r\n\r\n{{\"query\": "
+                ),
+            )
+        })
+    };
+    std::thread::sleep(Duration::from_secs(1));
+    let fine = http(&addr, "GET", "/v1/search?q=raft", &host, None);
+    assert_eq!(fine.status, 200, "{fine:?}");
+    let (waited, sent) = slow_head.join().unwrap();
+    assert!(
+        waited >= Duration::from_secs(8) && waited < Duration::from_secs(30),
+        "headers: closed after {waited:?}: {sent:?}"
+    );
+    let (waited, sent) = slow_body.join().unwrap();
+    assert!(
+        waited >= Duration::from_secs(8) && waited < Duration::from_secs(30),
+        "body: answered after {waited:?}: {sent:?}"
+    );
+    assert!(
+        sent.is_empty() || sent.starts_with("HTTP/1.1 4"),
+        "a stalled body is refused: {sent:?}"
+    );
+    assert_eq!(server.terminate(), 0, "{}", server.stderr());
 }

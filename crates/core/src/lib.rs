@@ -1,7 +1,8 @@
 //! kebab-core: the bottom layer of kebab — the types and pure rules every
 //! other layer shares.
 //!
-//! What lives here: the ID recipe ([`ids`]), source spans ([`spans`]), the
+//! What lives here: the ID recipe ([`ids`]), word analysis for the
+//! lexical index ([`analysis`]), source spans ([`spans`]), the
 //! document model a parser plugin's output becomes ([`document`]), the
 //! stable `*.v1` wire types of hits, citations and answers ([`wire`]), how
 //! a size over its bound is refused ([`bounds`]), terminal-safe text
@@ -14,6 +15,7 @@
 //! files, or any import of another kebab crate. Everything above may import
 //! this crate; this crate imports none of them.
 
+pub mod analysis;
 pub mod bounds;
 pub mod clock;
 pub mod document;

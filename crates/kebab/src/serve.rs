@@ -20,7 +20,13 @@
 //!
 //! SIGTERM or Ctrl-C stops accepting connections, lets the calls in
 //! flight finish and their answers reach their clients, ends the MCP
-//! sessions, stops the watcher after its current document, and exits 0.
+//! sessions, stops the watcher after its current document, and exits: 0
+//! after SIGTERM (a service manager stopping the service), 130 after
+//! Ctrl-C or SIGHUP, as every interrupted command.
+//!
+//! Slow clients hold nothing for long: a connection whose request headers
+//! have not all arrived within [`HEADER_TIMEOUT`] is closed, and a request
+//! body that stalls for [`BODY_TIMEOUT`] between pieces is refused.
 
 mod guard;
 mod http_api;
@@ -52,6 +58,10 @@ use kebab::service::{Access, Bounds};
 /// How long the open connections get to close after the calls in flight
 /// were answered and the sessions ended.
 const HARD_STOP: Duration = Duration::from_secs(5);
+/// Longest wait for a request's headers on an open connection.
+pub(crate) const HEADER_TIMEOUT: Duration = Duration::from_secs(10);
+/// Longest wait for the next piece of a request body.
+pub(crate) const BODY_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// `kebab serve`'s flags.
 pub(crate) struct Options {
@@ -159,7 +169,12 @@ pub(crate) fn serve(config: Config, paths: Paths, options: Options) -> Result<u8
         Some(Err(_)) => anyhow::bail!("the watcher panicked"),
         _ => {
             errln!("kebab serve: stopped");
-            Ok(crate::EXIT_OK)
+            Ok(
+                match kebab::interrupt::requested() && !kebab::interrupt::by_terminate() {
+                    true => kebab::interrupt::EXIT_INTERRUPTED,
+                    false => crate::EXIT_OK,
+                },
+            )
         }
     }
 }
@@ -239,6 +254,9 @@ async fn run(
         .layer(middleware::from_fn(guard::session_end))
         .merge(http_api::routes(state))
         .layer(DefaultBodyLimit::max(MAX_MESSAGE_BYTES))
+        .layer(tower_http::timeout::RequestBodyTimeoutLayer::new(
+            BODY_TIMEOUT,
+        ))
         .layer(middleware::from_fn_with_state(
             Arc::new(access),
             guard::check,
@@ -264,7 +282,7 @@ async fn run(
         }
     };
     tokio::spawn(drain);
-    let server = axum::serve(listener, app).with_graceful_shutdown(async move {
+    let server = serve_connections(listener, app, async move {
         let _ = accepting_stopped.await;
     });
     let deadline = async {
@@ -275,6 +293,60 @@ async fn run(
         served = server => served.context("serving HTTP")?,
         () = deadline => tracing::warn!("connections still open {} s after the sessions ended", HARD_STOP.as_secs()),
     }
+    Ok(())
+}
+
+/// Accept connections on `listener` and serve `app` on each (HTTP/1.1,
+/// headers within [`HEADER_TIMEOUT`]) until `stop` resolves; then ask
+/// every open connection to finish the request it is answering and close,
+/// and wait for them.
+async fn serve_connections(
+    listener: tokio::net::TcpListener,
+    app: Router,
+    stop: impl std::future::Future<Output = ()>,
+) -> std::io::Result<()> {
+    let closing = CancellationToken::new();
+    let connections = TaskTracker::new();
+    let mut stop = std::pin::pin!(stop);
+    loop {
+        let stream = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _)) => stream,
+                // Out of descriptors, a connection reset before accept:
+                // the listener itself is fine.
+                Err(e) => {
+                    tracing::warn!(error = %e, "accepting a connection failed");
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                    continue;
+                }
+            },
+            () = &mut stop => break,
+        };
+        let service = hyper_util::service::TowerToHyperService::new(app.clone());
+        let closing = closing.clone();
+        connections.spawn(async move {
+            let mut http = hyper::server::conn::http1::Builder::new();
+            http.timer(hyper_util::rt::TokioTimer::new())
+                .header_read_timeout(HEADER_TIMEOUT);
+            let connection = http.serve_connection(hyper_util::rt::TokioIo::new(stream), service);
+            let mut connection = std::pin::pin!(connection);
+            let ended = tokio::select! {
+                ended = connection.as_mut() => ended,
+                () = closing.cancelled() => {
+                    connection.as_mut().graceful_shutdown();
+                    connection.await
+                }
+            };
+            if let Err(e) = ended {
+                tracing::debug!(error = %e, "connection ended");
+            }
+        });
+    }
+    // New clients are refused from here on, not left hanging.
+    drop(listener);
+    closing.cancel();
+    connections.close();
+    connections.wait().await;
     Ok(())
 }
 

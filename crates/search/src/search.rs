@@ -1,4 +1,4 @@
-//! Search: lexical (the query becomes an FTS5 expression ranked by BM25),
+//! Search: lexical (the query's words ranked by BM25 in the lexical index),
 //! vector (cosine neighbours of the query's embedding) or hybrid (both,
 //! fused as [`crate::fusion`] says). Every hit carries a citation and a
 //! snippet taken from the chunk's text.
@@ -37,26 +37,10 @@ pub fn query_terms(query: &str) -> Vec<String> {
         .collect()
 }
 
-/// An FTS5 MATCH expression: any of the terms, each quoted so that no user
-/// input is read as FTS5 syntax, restricted to the chunk text so that every
-/// hit's cited lines hold what matched (a parent heading alone is not a
-/// match). `None` when the query has no words.
-pub fn fts_expression(terms: &[String]) -> Option<String> {
-    if terms.is_empty() {
-        return None;
-    }
-    let any = terms
-        .iter()
-        .map(|t| format!("\"{}\"", t.replace('"', "\"\"")))
-        .collect::<Vec<_>>()
-        .join(" OR ");
-    Some(format!("text : ({any})"))
-}
-
 /// Which channels rank the chunks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mode {
-    /// BM25 over FTS5.
+    /// BM25 over the lexical index.
     Lexical,
     /// Cosine similarity of embeddings.
     Vector,
@@ -258,7 +242,8 @@ pub fn candidates(
     };
     let lexical_query = match request.mode {
         Mode::Vector => None,
-        _ => fts_expression(&korean_query_terms(request.korean, &content_terms(&terms))),
+        _ => Some(korean_query_terms(request.korean, &content_terms(&terms)))
+            .filter(|terms| !terms.is_empty()),
     };
     let vector_channel = match request.mode {
         Mode::Lexical => None,
@@ -269,8 +254,8 @@ pub fn candidates(
     };
     let fetch = first_fetch(per_channel, request.filter);
     let started = Instant::now();
-    let lexical = |expr: &String| {
-        let hits = store.lexical_search(expr, per_channel, request.filter);
+    let lexical = |terms: &Vec<String>| {
+        let hits = store.lexical_search(terms, per_channel, request.filter);
         (hits, started.elapsed())
     };
     // Both channels: the model and LanceDB answer on a second thread while
@@ -659,13 +644,6 @@ mod tests {
         assert_eq!(query_terms("Rust's WASM, rust!"), vec!["rust", "s", "wasm"]);
         assert_eq!(query_terms("서울 개발"), vec!["서울", "개발"]);
         assert!(query_terms("  ?? ").is_empty());
-    }
-
-    #[test]
-    fn expression_quotes_every_term() {
-        let e = fts_expression(&query_terms("NEAR(a b) OR c*")).unwrap();
-        assert_eq!(e, "text : (\"near\" OR \"a\" OR \"b\" OR \"or\" OR \"c\")");
-        assert_eq!(fts_expression(&[]), None);
     }
 
     #[test]

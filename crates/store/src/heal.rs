@@ -25,6 +25,9 @@ const FTS_ROWS: &str = "INSERT INTO chunks_fts(rowid, chunk_id, doc_id, heading_
                  ELSE text END
      FROM chunks";
 
+/// Every chunk logged for the lexical index to take again ([`crate::lexical`]).
+const RELOG_EVERY_CHUNK: &str = "INSERT INTO lexical_log(chunk_rowid) SELECT rowid FROM chunks";
+
 /// The full-text table's row count. FTS5 keeps one `chunks_fts_docsize`
 /// row per indexed row (rowid and column sizes), so counting them walks a
 /// small b-tree (~1 ms at 100k chunks) where `count(*)` on the table itself
@@ -125,6 +128,10 @@ impl Store {
                 tx.execute_batch(sql)?;
             }
         }
+        // The lexical index's triggers are among those that were missing
+        // or altered: what it missed meanwhile is unknown, so every chunk
+        // is logged for the lexical index to take again.
+        tx.execute_batch(RELOG_EVERY_CHUNK)?;
         tx.commit()?;
         Ok(Some(format!(
             "the full-text index was damaged ({}): rebuilt it from {chunks} chunks",
@@ -218,7 +225,11 @@ mod tests {
         // The triggers work again: a new document is searchable.
         store.replace_document(&doc("new.md", "zebra")).unwrap();
         let hits = store
-            .lexical_search("\"zebra\"", 5, &crate::ChunkFilter::default())
+            .lexical_search(
+                &crate::tests::terms(&["zebra"]),
+                5,
+                &crate::ChunkFilter::default(),
+            )
             .unwrap();
         assert_eq!(hits.len(), 1);
     }

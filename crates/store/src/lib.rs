@@ -18,6 +18,8 @@ mod documents;
 mod embeddings;
 mod evals;
 mod heal;
+pub mod lexical;
+mod lexical_sync;
 mod lookup;
 mod retrieval;
 mod roots;
@@ -28,6 +30,7 @@ pub mod writer_lock;
 pub use answers::{AnswerRow, SessionDeleted, SessionRow, StoredTurn, TurnRow};
 pub use documents::{DocRow, IndexedDoc, NewBlock, NewChunk, NewDocument, WriteOutcome};
 pub use embeddings::{CachedVector, EmbeddingRecord, MissingVector, ModelKey, text_hash};
+pub use lexical_sync::{LexicalState, LexicalSync};
 pub use lookup::{ChunkRow, DocRef};
 pub use retrieval::{ChunkFilter, HitRow};
 pub use roots::{MAX_ROOT_NAME, Root, WatchState, check_root_name, root_name_for};
@@ -64,6 +67,11 @@ const MIGRATIONS: &[(u32, &str, &str)] = &[
         "V004__roots.sql",
         include_str!("../../../migrations/V004__roots.sql"),
     ),
+    (
+        5,
+        "V005__lexical_log.sql",
+        include_str!("../../../migrations/V005__lexical_log.sql"),
+    ),
 ];
 
 /// Storage failures.
@@ -72,6 +80,9 @@ pub enum StoreError {
     /// SQLite reported an error.
     #[error("sqlite: {0}")]
     Sqlite(#[source] rusqlite::Error),
+    /// The lexical index failed ([`lexical`]).
+    #[error(transparent)]
+    Lexical(#[from] lexical::LexicalError),
     /// The index file is not a database, or its pages are corrupt: what
     /// it held is lost (the indexed files are not).
     #[error(
@@ -165,6 +176,11 @@ impl StoreError {
 /// An open index.
 pub struct Store {
     conn: Connection,
+    /// Where the lexical index of this database lives (`lexical/` beside
+    /// the database file).
+    lexical_dir: Option<PathBuf>,
+    /// The lexical index as last opened for searching.
+    lexical: std::cell::RefCell<Option<lexical::LexicalReader>>,
     /// Counts this connection in [`OPEN_HERE`] (dropped after `conn`).
     _open_here: Option<OpenHere>,
 }
@@ -322,10 +338,7 @@ impl Store {
         let supported = MIGRATIONS.last().map(|m| m.0).unwrap_or(0);
         let open = |mode: &str| -> Result<Store, StoreError> {
             let conn = Connection::open_with_flags(format!("file:{escaped}?{mode}"), flags)?;
-            let store = Store {
-                conn,
-                _open_here: None,
-            };
+            let store = Store::over(conn, path);
             let found = store.schema_version()?;
             if found < supported {
                 return Err(StoreError::ReadOnlyOutdated { found, supported });
@@ -334,6 +347,16 @@ impl Store {
             Ok(store)
         };
         open("mode=ro").or_else(|_| open("immutable=1"))
+    }
+
+    /// A store over `conn`, the database at `path`.
+    fn over(conn: Connection, path: &Path) -> Store {
+        Store {
+            conn,
+            lexical_dir: path.parent().map(|dir| dir.join("lexical")),
+            lexical: Default::default(),
+            _open_here: None,
+        }
     }
 
     /// Whether this index was opened read-only.
@@ -347,10 +370,7 @@ impl Store {
         conn.execute_batch(
             "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;",
         )?;
-        let mut store = Store {
-            conn,
-            _open_here: None,
-        };
+        let mut store = Store::over(conn, path);
         store.migrate()?;
         Ok(store)
     }
@@ -476,6 +496,11 @@ mod tests {
         store
     }
 
+    /// Query terms as search hands them to [`Store::lexical_search`].
+    pub(super) fn terms(words: &[&str]) -> Vec<String> {
+        words.iter().map(|w| w.to_string()).collect()
+    }
+
     pub(super) fn doc(path: &str, text: &str) -> NewDocument {
         let checksum = kebab_core::ids::checksum(text.as_bytes());
         let asset_id = kebab_core::ids::asset_id(&checksum);
@@ -565,7 +590,7 @@ mod tests {
         assert_eq!(store.counts().unwrap(), (2, 2));
         assert_eq!(store.full_text_damage().unwrap(), None);
         let hits = store
-            .lexical_search("\"zebra\"", 10, &ChunkFilter::default())
+            .lexical_search(&terms(&["zebra"]), 10, &ChunkFilter::default())
             .unwrap();
         assert_eq!(hits.len(), 1);
         assert_eq!(hits[0].0.workspace_path, "b.md");
@@ -576,7 +601,7 @@ mod tests {
         assert!(store.has_chunks().unwrap());
         assert!(
             store
-                .lexical_search("\"zebra\"", 10, &ChunkFilter::default())
+                .lexical_search(&terms(&["zebra"]), 10, &ChunkFilter::default())
                 .unwrap()
                 .is_empty()
         );
@@ -602,7 +627,7 @@ mod tests {
         ));
         assert_eq!(
             store
-                .lexical_search("\"x\"", 5, &ChunkFilter::default())
+                .lexical_search(&terms(&["x"]), 5, &ChunkFilter::default())
                 .unwrap()
                 .len(),
             1,
@@ -627,25 +652,143 @@ mod tests {
                 .replace_document(&doc(&format!("n/{i}.md"), text))
                 .unwrap();
         }
-        let query = "text : (\"otter\" OR \"river\" OR \"moss\")";
+        let query = terms(&["otter", "river", "moss"]);
         let everything = ChunkFilter {
             path_glob: Some("n/*".into()),
             ..Default::default()
         };
-        for k in [1, 3, 10] {
-            let ranked = |filter: &ChunkFilter| -> Vec<(String, f64)> {
-                store
-                    .lexical_search(query, k, filter)
-                    .unwrap()
-                    .into_iter()
-                    .map(|(row, score)| (row.workspace_path, score))
-                    .collect()
-            };
-            let fast = ranked(&ChunkFilter::default());
-            assert_eq!(fast, ranked(&everything), "k = {k}");
-            assert_eq!(fast.len(), k.min(5));
-            assert!(fast.windows(2).all(|w| w[0].1 >= w[1].1), "{fast:?}");
+        // First FTS5 (no lexical index yet), then the lexical index.
+        let mut orders = Vec::new();
+        for indexed in [false, true] {
+            if indexed {
+                let sync = store.sync_lexical().unwrap();
+                assert_eq!((sync.rebuilt, sync.chunks), (None, 6));
+            }
+            assert_eq!(
+                matches!(
+                    store.lexical_state().unwrap(),
+                    LexicalState::InStep { chunks: 6 }
+                ),
+                indexed
+            );
+            for k in [1, 3, 10] {
+                let ranked = |filter: &ChunkFilter| -> Vec<(String, f64)> {
+                    store
+                        .lexical_search(&query, k, filter)
+                        .unwrap()
+                        .into_iter()
+                        .map(|(row, score)| (row.workspace_path, score))
+                        .collect()
+                };
+                let fast = ranked(&ChunkFilter::default());
+                assert_eq!(fast, ranked(&everything), "k = {k}");
+                assert_eq!(fast.len(), k.min(5));
+                assert!(fast.windows(2).all(|w| w[0].1 >= w[1].1), "{fast:?}");
+                if k == 10 {
+                    orders.push(fast.into_iter().map(|(p, _)| p).collect::<Vec<_>>());
+                }
+            }
         }
+        // Both engines agree on the best chunk and on what matches.
+        assert_eq!(orders[0][0], orders[1][0], "{orders:?}");
+        let mut sets = orders.clone();
+        sets.iter_mut().for_each(|o| o.sort());
+        assert_eq!(sets[0], sets[1]);
+    }
+
+    #[test]
+    fn the_lexical_index_follows_every_change_and_survives_being_lost() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = open_with_root(&dir.path().join("k.sqlite"));
+        store
+            .replace_document(&doc("a.md", "zebra stripes"))
+            .unwrap();
+        store.replace_document(&doc("b.md", "lion mane")).unwrap();
+        assert_eq!(store.lexical_state().unwrap(), LexicalState::NotBuilt);
+        let sync = store.sync_lexical().unwrap();
+        assert_eq!(
+            (sync.rebuilt, sync.applied, sync.chunks),
+            (None, 2, 2),
+            "a first build"
+        );
+        assert_eq!(
+            store.lexical_state().unwrap(),
+            LexicalState::InStep { chunks: 2 }
+        );
+        let found = |store: &Store, word: &str| -> Vec<String> {
+            store
+                .lexical_search(&terms(&[word]), 10, &ChunkFilter::default())
+                .unwrap()
+                .into_iter()
+                .map(|(row, _)| row.workspace_path)
+                .collect()
+        };
+        assert_eq!(found(&store, "zebra"), ["a.md"]);
+        assert!(store.with_lexical_in_step(|_| Ok(())).unwrap().is_some());
+        // An update, a new document and a removal, applied from the log.
+        store
+            .replace_document(&doc("a.md", "tiger stripes"))
+            .unwrap();
+        store
+            .replace_document(&doc("c.md", "zebra crossing"))
+            .unwrap();
+        store.remove_documents(1, &["b.md".into()]).unwrap();
+        // Rowids: a.md's new chunk and c.md's are new ones, b.md's and
+        // a.md's old one are gone: four changed.
+        assert_eq!(store.lexical_state().unwrap(), LexicalState::Pending(4));
+        let sync = store.sync_lexical().unwrap();
+        assert_eq!((sync.rebuilt, sync.applied, sync.chunks), (None, 4, 2));
+        assert_eq!(found(&store, "zebra"), ["c.md"]);
+        assert_eq!(found(&store, "tiger"), ["a.md"]);
+        assert!(found(&store, "lion").is_empty());
+        // Applying the same changes twice (a kill after the index commit,
+        // before the log rows were deleted) changes nothing.
+        store
+            .conn
+            .execute_batch("INSERT INTO lexical_log(chunk_rowid) SELECT rowid FROM chunks")
+            .unwrap();
+        assert_eq!(store.sync_lexical().unwrap().chunks, 2);
+        assert_eq!(found(&store, "zebra"), ["c.md"]);
+        // An index ahead of SQLite (SQLite lost the last transaction at a
+        // power cut) is not used, and is rebuilt.
+        store
+            .conn
+            .execute_batch(
+                "INSERT INTO lexical_log(chunk_rowid) VALUES (-1);
+                 DELETE FROM lexical_log;
+                 UPDATE sqlite_sequence SET seq = seq - 5 WHERE name = 'lexical_log';",
+            )
+            .unwrap();
+        assert!(matches!(
+            store.lexical_state().unwrap(),
+            LexicalState::OutOfStep(_)
+        ));
+        assert!(store.with_lexical_in_step(|_| Ok(())).unwrap().is_none());
+        assert_eq!(found(&store, "zebra"), ["c.md"], "FTS5 answers meanwhile");
+        let sync = store.sync_lexical().unwrap();
+        assert!(sync.rebuilt.unwrap().contains("the chunks only up to"));
+        assert!(store.with_lexical_in_step(|_| Ok(())).unwrap().is_some());
+        // A lost or garbled index is rebuilt from the chunks.
+        let lexical = dir.path().join("lexical");
+        std::fs::remove_dir_all(&lexical).unwrap();
+        assert_eq!(
+            store.sync_lexical().unwrap().rebuilt.as_deref(),
+            Some("missing")
+        );
+        assert_eq!(found(&store, "tiger"), ["a.md"]);
+        std::fs::write(lexical.join("meta.json"), "{garbled").unwrap();
+        assert!(matches!(
+            store.lexical_state().unwrap(),
+            LexicalState::Unreadable(_)
+        ));
+        // Meanwhile search answers from FTS5.
+        assert_eq!(found(&store, "zebra"), ["c.md"]);
+        assert!(store.sync_lexical().unwrap().rebuilt.is_some());
+        assert_eq!(found(&store, "zebra"), ["c.md"]);
+        assert_eq!(
+            store.lexical_state().unwrap(),
+            LexicalState::InStep { chunks: 2 }
+        );
     }
 
     #[test]
@@ -664,13 +807,13 @@ mod tests {
         }
         let found = |filter: ChunkFilter| -> Vec<String> {
             let mut paths: Vec<String> = store
-                .lexical_search("\"walrus\"", 1, &filter)
+                .lexical_search(&terms(&["walrus"]), 1, &filter)
                 .unwrap()
                 .into_iter()
                 .map(|(row, _)| row.workspace_path)
                 .collect();
             let ids: Vec<String> = store
-                .lexical_search("\"walrus\"", 10, &ChunkFilter::default())
+                .lexical_search(&terms(&["walrus"]), 10, &ChunkFilter::default())
                 .unwrap()
                 .into_iter()
                 .map(|(row, _)| row.chunk_id)

@@ -1,9 +1,12 @@
-//! Reading chunks for search: FTS5 matches and chunks by id, both narrowed
+//! Reading chunks for search: lexical matches (the lexical index, or FTS5)
+//! and chunks by id, both narrowed
 //! by the same [`ChunkFilter`] SQL so lexical and vector hits obey the same
 //! restrictions.
 
 use kebab_core::spans::SourceSpan;
 use kebab_core::trust::TrustLevel;
+use std::collections::{HashMap, HashSet};
+
 use rusqlite::params;
 
 use crate::{Store, StoreError, parse_json};
@@ -110,10 +113,124 @@ fn hit_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<HitRow> {
     })
 }
 
+/// An FTS5 MATCH expression: any of the terms, each quoted so that no user
+/// input is read as FTS5 syntax, restricted to the chunk text so that every
+/// hit's cited lines hold what matched (a parent heading alone is not a
+/// match).
+fn fts_expression(terms: &[String]) -> String {
+    let any = terms
+        .iter()
+        .map(|t| format!("\"{}\"", t.replace('"', "\"\"")))
+        .collect::<Vec<_>>()
+        .join(" OR ");
+    format!("text : ({any})")
+}
+
 impl Store {
+    /// The chunks holding any of `terms`, best first, with their BM25
+    /// relevance (larger is better), narrowed by `filter` before the best
+    /// `k` are taken. Answered by the lexical index when it holds exactly
+    /// what SQLite holds, else by the FTS5 table (see [`crate::lexical`]).
+    pub fn lexical_search(
+        &self,
+        terms: &[String],
+        k: usize,
+        filter: &ChunkFilter,
+    ) -> Result<Vec<(HitRow, f64)>, StoreError> {
+        if terms.is_empty() {
+            return Ok(Vec::new());
+        }
+        if let Some(hits) = self.indexed_lexical_search(terms, k, filter)? {
+            return Ok(hits);
+        }
+        self.fts5_search(&fts_expression(terms), k, filter)
+    }
+
+    /// [`Store::lexical_search`] by the lexical index; `None` when it
+    /// cannot answer exactly (none, unreadable, changes not applied yet,
+    /// or its search failed: said in the log).
+    fn indexed_lexical_search(
+        &self,
+        terms: &[String],
+        k: usize,
+        filter: &ChunkFilter,
+    ) -> Result<Option<Vec<(HitRow, f64)>>, StoreError> {
+        let found = self.with_lexical_in_step(|reader| {
+            let started = std::time::Instant::now();
+            let allowed = match filter.is_empty() {
+                true => None,
+                false => Some(self.filtered_rowids(filter)?),
+            };
+            let filtered = started.elapsed();
+            let ranked = reader.search(terms, k, allowed);
+            let ms = |d: std::time::Duration| d.as_secs_f64() * 1000.0;
+            tracing::debug!(
+                filter_ms = ms(filtered),
+                engine_ms = ms(started.elapsed() - filtered),
+                "lexical index"
+            );
+            let ranked = match ranked {
+                Ok(ranked) => ranked,
+                Err(e) => {
+                    tracing::warn!(error = %e, "the lexical index failed: searching FTS5");
+                    return Ok(None);
+                }
+            };
+            let rowids: Vec<i64> = ranked.iter().map(|(rowid, _)| *rowid).collect();
+            let mut rows = self.hit_rows_by_rowid(&rowids)?;
+            Ok(Some(
+                ranked
+                    .into_iter()
+                    .filter_map(|(rowid, score)| Some((rows.remove(&rowid)?, f64::from(score))))
+                    .collect(),
+            ))
+        })?;
+        Ok(found.flatten())
+    }
+
+    /// The rowids of every chunk `filter` admits. Documents first (`CROSS
+    /// JOIN` keeps SQLite from scanning every chunk instead): most
+    /// restrictions are a document's, and a document's chunks are one
+    /// index lookup away (at 100k chunks, a path filter over 5k documents:
+    /// 4 ms against 134 ms chunks first).
+    fn filtered_rowids(&self, filter: &ChunkFilter) -> Result<HashSet<i64>, StoreError> {
+        let mut stmt = self.conn.prepare_cached(&format!(
+            "SELECT c.rowid FROM documents d CROSS JOIN chunks c ON c.doc_id = d.doc_id
+             WHERE ?1 IS NULL AND ?2 IS NULL {FILTER_SQL}"
+        ))?;
+        let rows = stmt.query_map(
+            params![
+                Option::<i64>::None,
+                Option::<i64>::None,
+                filter.kind,
+                filter.code_lang,
+                filter.repo,
+                filter.path_glob,
+                filter.tag,
+                filter.roots_param(),
+                filter.lang,
+                filter.trust_param()
+            ],
+            |r| r.get(0),
+        )?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// The hit rows of the chunks with these rowids, by rowid.
+    fn hit_rows_by_rowid(&self, rowids: &[i64]) -> Result<HashMap<i64, HitRow>, StoreError> {
+        let mut stmt = self.conn.prepare_cached(&format!(
+            "SELECT {HIT_COLUMNS}, c.rowid
+             FROM chunks c JOIN documents d ON d.doc_id = c.doc_id
+             WHERE c.rowid IN (SELECT value FROM json_each(?1))"
+        ))?;
+        let ids = serde_json::to_string(rowids).expect("rowids serialise");
+        let rows = stmt.query_map(params![ids], |r| Ok((r.get(10)?, hit_row(r)?)))?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
     /// FTS5 matches for an FTS5 query expression, best first, with their
     /// BM25 relevance (larger is better), narrowed by `filter`.
-    pub fn lexical_search(
+    fn fts5_search(
         &self,
         fts_query: &str,
         k: usize,
@@ -196,5 +313,16 @@ impl Store {
             hit_row,
         )?;
         Ok(rows.collect::<Result<_, _>>()?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_fts5_expression_quotes_every_term() {
+        assert_eq!(
+            super::fts_expression(&["near(a".into(), "b\"c*".into()]),
+            "text : (\"near(a\" OR \"b\"\"c*\")"
+        );
     }
 }

@@ -402,7 +402,9 @@ mod tests {
             roots: vec!["app".into()],
             ..Default::default()
         };
-        let hits = store.lexical_search("\"readme\"", 5, &only_app).unwrap();
+        let hits = store
+            .lexical_search(&crate::tests::terms(&["readme"]), 5, &only_app)
+            .unwrap();
         assert_eq!(hits.len(), 1);
         assert_eq!(
             (hits[0].0.root.as_str(), hits[0].0.text.as_str()),
@@ -473,15 +475,20 @@ mod tests {
         for d in [&notes, &code] {
             store.replace_document(d).unwrap();
         }
-        // Make it an index from before roots: schema v3, no roots table.
+        // Make it an index from before roots: schema v3, no roots table
+        // (nor what later migrations add).
         store
             .conn
             .execute_batch(
-                "DROP INDEX idx_docs_root_path;
+                "DROP TRIGGER chunks_lexical_ai;
+                 DROP TRIGGER chunks_lexical_ad;
+                 DROP TRIGGER chunks_lexical_au;
+                 DROP TABLE lexical_log;
+                 DROP INDEX idx_docs_root_path;
                  ALTER TABLE documents DROP COLUMN root_id;
                  DROP TABLE roots;
                  CREATE UNIQUE INDEX idx_docs_workspace_path ON documents(workspace_path);
-                 DELETE FROM migrations WHERE id = 4;
+                 DELETE FROM migrations WHERE id >= 4;
                  UPDATE schema_meta SET value = '3' WHERE key = 'schema_version';",
             )
             .unwrap();

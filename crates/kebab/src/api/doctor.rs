@@ -167,6 +167,7 @@ fn index_checks(app: &App) -> Vec<(&'static str, CheckResult)> {
     ];
     if out[0].1.is_ok() {
         out.insert(1, ("full_text_index", full_text_check(app)));
+        out.insert(2, ("lexical_index", lexical_check(app)));
     }
     out.extend(search_index_checks(app));
     out
@@ -243,6 +244,33 @@ fn full_text_check(app: &App) -> CheckResult {
                 .unwrap_or_else(|| "move the file aside and re-ingest".into());
             Err((e.to_string(), hint))
         }
+    }
+}
+
+/// The lexical index answers searches, or says why search answers from
+/// the full-text table meanwhile. Only an index that cannot be opened is a
+/// failure: one not built yet, or behind a writer mid-run, is the normal
+/// state of an index being written.
+fn lexical_check(app: &App) -> CheckResult {
+    use kebab_store::LexicalState;
+    let fallback = "search answers from chunks_fts meanwhile";
+    match app.store.lexical_state() {
+        Ok(LexicalState::InStep { chunks }) => Ok(format!("{chunks} chunks, in step")),
+        Ok(LexicalState::NotBuilt) => Ok(format!(
+            "not built yet: the next ingest builds it; {fallback}"
+        )),
+        Ok(LexicalState::Pending(n)) => Ok(format!(
+            "{n} changed chunks not applied yet (a writer is running or stopped early); {fallback}"
+        )),
+        Ok(LexicalState::OutOfStep(why)) => Err((
+            format!("the lexical index is out of step with the chunks ({why}); {fallback}"),
+            "`kebab ingest <dir>` (any folder you indexed) rebuilds it from the chunks".into(),
+        )),
+        Ok(LexicalState::Unreadable(why)) => Err((
+            format!("the lexical index cannot be opened ({why}); {fallback}"),
+            "`kebab ingest <dir>` (any folder you indexed) rebuilds it from the chunks".into(),
+        )),
+        Err(e) => Err((e.to_string(), "move the file aside and re-ingest".into())),
     }
 }
 

@@ -134,6 +134,9 @@ impl Session {
             &mut |_| {},
         )?;
         let doc_ids = app.store.remove_root(name)?;
+        if let Err(e) = app.store.sync_lexical() {
+            tracing::warn!(error = %e, "the lexical index left for the next ingest");
+        }
         // SQLite is the truth: vector rows it no longer vouches for are
         // also dropped by the next ingest, should this fail.
         let spec = ModelSpec::resolve(

@@ -180,7 +180,7 @@ pub(crate) fn print_hits(response: &SearchResponse, explain: bool) {
     let mut method = match response.mode {
         "hybrid" => format!("bm25+{model}/{fusion}"),
         "vector" => model,
-        _ => "bm25/fts5".into(),
+        _ => "bm25".into(),
     };
     if response
         .hits

@@ -1,5 +1,5 @@
 //! Indexes derived from the chunks, brought up to date after every run:
-//! Korean morphemes in FTS5 and vectors in LanceDB.
+//! Korean morphemes, the lexical index and vectors in LanceDB.
 //!
 //! SQLite is the source of truth. Vectors are reconciled, not patched: rows
 //! whose chunk has no `embedding_records` entry any more (the chunk was
@@ -74,6 +74,8 @@ pub struct Timings {
     pub store_ms: f64,
     /// Korean morphological analysis.
     pub korean_ms: f64,
+    /// Bringing the lexical index up to date (or rebuilding it).
+    pub lexical_ms: f64,
     /// Running the embedding model.
     pub embed_ms: f64,
     /// Vector table and cache writes.

@@ -476,6 +476,23 @@ fn conclude(
         report.korean_analyzed =
             derived::backfill_korean(&mut app.store, korean, &mut report.timings)?;
     }
+    // Search answers from FTS5 while the lexical index is not in step, so
+    // a failure here is a warning: the next run tries again.
+    match app.store.sync_lexical() {
+        Ok(lexical) => {
+            report.timings.lexical_ms = lexical.ms;
+            if let Some(reason) = lexical.rebuilt {
+                report.warnings.push(format!(
+                    "lexical index rebuilt from the chunks ({reason}): {} chunks",
+                    lexical.chunks
+                ));
+            }
+        }
+        Err(e) => report.warnings.push(format!(
+            "the lexical index was not brought up to date ({e}); search answers from the \
+             full-text table until the next run"
+        )),
+    }
     if let Some((embedder, vectors)) = &indexes.vectors {
         let ann_min_rows = app.config.search.ann_min_rows;
         let ahead = report.vectors.take();

@@ -1,0 +1,849 @@
+//! The lexical index: BM25 over every chunk's Korean morphemes and text,
+//! answered with block-max WAND pruning (tantivy) so that a query's cost
+//! follows the best hits, not every chunk that shares a word with it.
+//!
+//! It is derived data, like the vectors in LanceDB: SQLite holds the
+//! chunks, and `<data_dir>/lexical/` is brought up to date from them by
+//! the writer (holding the writer lock) at the end of every ingest run and
+//! watcher batch ([`Store::sync_lexical`]):
+//! - every change to a chunk's indexed text is logged in `lexical_log` by
+//!   triggers, in the transaction that makes it (V005); the writer deletes
+//!   each logged rowid from the index, adds the chunk that has that rowid
+//!   now (if any), commits, then deletes the log rows it applied. A kill at
+//!   any point leaves either the log or an index that already has it, and
+//!   applying it again changes nothing;
+//! - an index that is missing, unreadable, of another format or analyser,
+//!   or whose document count is not the chunk count, is rebuilt from the
+//!   chunks beside it (`lexical.new/`) and swapped in, so readers never
+//!   see a half-built one.
+//!
+//! Readers use it only while it holds exactly what SQLite holds (the log
+//! is empty); otherwise, and for an index they cannot open (a read-only
+//! data directory, a half-finished upgrade), search answers from the FTS5
+//! table the migrations keep beside it. Filters are applied inside the
+//! collector, before the top `k` are taken, without giving up pruning: a
+//! chunk outside the filter simply never raises the threshold.
+
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashSet};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::SystemTime;
+
+use kebab_core::analysis;
+use tantivy::collector::{Collector, SegmentCollector};
+use tantivy::directory::error::{DeleteError, LockError, OpenReadError, OpenWriteError};
+use tantivy::directory::{
+    Directory, DirectoryLock, FileHandle, Lock, META_LOCK, MmapDirectory, WatchCallback,
+    WatchHandle, WritePtr,
+};
+use tantivy::query::{
+    BooleanQuery, BoostQuery, ConstScoreQuery, Occur, Query, TermQuery, TermSetQuery, Weight,
+};
+use tantivy::schema::{
+    FAST, Field, INDEXED, IndexRecordOption, Schema, TextFieldIndexing, TextOptions,
+};
+use tantivy::tokenizer::{Token, TokenStream, Tokenizer};
+use tantivy::{
+    DocId, Index, IndexReader, ReloadPolicy, Score, SegmentOrdinal, SegmentReader, TantivyDocument,
+    Term,
+};
+
+/// The analyser's name in the index schema ([`kebab_core::analysis`]).
+pub const ANALYZER: &str = "kebab_v1";
+/// The index layout; another value in an index's commit means a rebuild.
+const FORMAT: u32 = 1;
+/// The rowid field's name (its column is read for every hit).
+const ROWID: &str = "rowid";
+/// A filter admitting fewer than 1/SELECTIVE of the chunks is applied by
+/// intersection rather than while pruning ([`LexicalReader::search`]): at
+/// 1M chunks, a filter keeping 1/190 of them took ~110 ms a query while
+/// pruning (the threshold rises only with admitted chunks).
+const SELECTIVE: u64 = 20;
+/// Memory tantivy may buffer per indexing thread before it writes a segment.
+const WRITER_BUDGET_PER_THREAD: usize = 48 << 20;
+
+/// Failures of the lexical index.
+#[derive(Debug, thiserror::Error)]
+pub enum LexicalError {
+    #[error("lexical index: {0}")]
+    Engine(#[from] tantivy::TantivyError),
+    #[error("lexical index: {0}")]
+    Io(#[from] std::io::Error),
+    #[error("lexical index: {0}")]
+    Directory(#[from] tantivy::directory::error::OpenDirectoryError),
+    /// An index written for another layout or analyser.
+    #[error("lexical index of another kind ({0})")]
+    Foreign(String),
+}
+
+/// What a commit records about the index it makes: its layout, and the
+/// last `lexical_log` sequence number whose change it holds (the index
+/// holds exactly SQLite's chunks when that is SQLite's last number and the
+/// log is empty).
+#[derive(Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+struct Payload {
+    format: u32,
+    analyzer: String,
+    seq: i64,
+}
+
+impl Payload {
+    fn at(seq: i64) -> Payload {
+        Payload {
+            format: FORMAT,
+            analyzer: ANALYZER.to_string(),
+            seq,
+        }
+    }
+
+    /// Whether an index of this layout can be read by this kebab.
+    fn is_readable(&self) -> bool {
+        self.format == FORMAT && self.analyzer == ANALYZER
+    }
+}
+
+/// The fields of the index: the chunk's SQLite rowid (indexed, to delete
+/// it; a column, to read the hits) and the analysed text (term
+/// frequencies and lengths for BM25; no positions, nothing stored).
+#[derive(Debug, Clone, Copy)]
+struct Fields {
+    rowid: Field,
+    body: Field,
+}
+
+fn schema() -> (Schema, Fields) {
+    let mut builder = Schema::builder();
+    let rowid = builder.add_i64_field(ROWID, INDEXED | FAST);
+    let body = builder.add_text_field(
+        "body",
+        TextOptions::default().set_indexing_options(
+            TextFieldIndexing::default()
+                .set_tokenizer(ANALYZER)
+                .set_index_option(IndexRecordOption::WithFreqs)
+                .set_fieldnorms(true),
+        ),
+    );
+    (builder.build(), Fields { rowid, body })
+}
+
+/// [`kebab_core::analysis::words`] as a tantivy tokenizer.
+#[derive(Clone, Default)]
+struct Analyzer;
+
+/// The words of one text, handed out one by one.
+struct Words {
+    tokens: Vec<Token>,
+    next: usize,
+}
+
+impl TokenStream for Words {
+    fn advance(&mut self) -> bool {
+        self.next += 1;
+        self.next <= self.tokens.len()
+    }
+
+    fn token(&self) -> &Token {
+        &self.tokens[self.next - 1]
+    }
+
+    fn token_mut(&mut self) -> &mut Token {
+        &mut self.tokens[self.next - 1]
+    }
+}
+
+impl Tokenizer for Analyzer {
+    type TokenStream<'a> = Words;
+
+    fn token_stream<'a>(&'a mut self, text: &'a str) -> Words {
+        let tokens = analysis::words(text)
+            .enumerate()
+            .map(|(position, w)| Token {
+                offset_from: w.from,
+                offset_to: w.to,
+                position,
+                text: w.folded,
+                position_length: 1,
+            })
+            .collect();
+        Words { tokens, next: 0 }
+    }
+}
+
+/// The text the index holds of a chunk: its Korean morphemes (when it has
+/// any) in front of its text, as the FTS5 triggers write it.
+pub(crate) fn indexed_text(korean: Option<&str>, text: &str) -> String {
+    match korean {
+        Some(k) if !k.is_empty() => format!("{k} {text}"),
+        _ => text.to_string(),
+    }
+}
+
+/// The index directory: tantivy's memory-mapped one, except that a reader
+/// in a directory it may not write (a read-only data directory) goes
+/// without the lock that keeps a writer's clean-up from deleting segments
+/// while they are opened, rather than failing: should a writer elsewhere
+/// clean up at that moment, opening fails and search answers from FTS5.
+#[derive(Debug, Clone)]
+struct IndexDir(MmapDirectory);
+
+impl Directory for IndexDir {
+    fn get_file_handle(&self, path: &Path) -> Result<Arc<dyn FileHandle>, OpenReadError> {
+        self.0.get_file_handle(path)
+    }
+
+    fn delete(&self, path: &Path) -> Result<(), DeleteError> {
+        self.0.delete(path)
+    }
+
+    fn exists(&self, path: &Path) -> Result<bool, OpenReadError> {
+        self.0.exists(path)
+    }
+
+    fn open_write(&self, path: &Path) -> Result<WritePtr, OpenWriteError> {
+        self.0.open_write(path)
+    }
+
+    fn atomic_read(&self, path: &Path) -> Result<Vec<u8>, OpenReadError> {
+        self.0.atomic_read(path)
+    }
+
+    fn atomic_write(&self, path: &Path, data: &[u8]) -> std::io::Result<()> {
+        self.0.atomic_write(path, data)
+    }
+
+    fn sync_directory(&self) -> std::io::Result<()> {
+        self.0.sync_directory()
+    }
+
+    fn acquire_lock(&self, lock: &Lock) -> Result<DirectoryLock, LockError> {
+        use std::io::ErrorKind::{PermissionDenied, ReadOnlyFilesystem};
+        match self.0.acquire_lock(lock) {
+            Err(LockError::IoError(e))
+                if lock.filepath == META_LOCK.filepath
+                    && matches!(e.kind(), PermissionDenied | ReadOnlyFilesystem) =>
+            {
+                Ok(DirectoryLock::from(Box::new(())))
+            }
+            acquired => acquired,
+        }
+    }
+
+    fn watch(&self, callback: WatchCallback) -> tantivy::Result<WatchHandle> {
+        self.0.watch(callback)
+    }
+}
+
+/// Open the index in `dir` with kebab's analyser registered, refusing one
+/// of another layout; the `lexical_log` sequence number it holds.
+fn open_index(dir: &Path) -> Result<(Index, Fields, i64), LexicalError> {
+    let index = Index::open(IndexDir(MmapDirectory::open(dir)?))?;
+    let seq = payload_seq(&index)?;
+    let fields = fields_of(&index)?;
+    index.tokenizers().register(ANALYZER, Analyzer);
+    Ok((index, fields, seq))
+}
+
+fn payload_seq(index: &Index) -> Result<i64, LexicalError> {
+    let payload = index.load_metas()?.payload;
+    match payload
+        .as_deref()
+        .and_then(|p| serde_json::from_str::<Payload>(p).ok())
+    {
+        Some(found) if found.is_readable() => Ok(found.seq),
+        _ => Err(LexicalError::Foreign(format!(
+            "commit says {}, this kebab writes format {FORMAT} with analyser {ANALYZER}",
+            payload.as_deref().unwrap_or("nothing"),
+        ))),
+    }
+}
+
+fn fields_of(index: &Index) -> Result<Fields, LexicalError> {
+    let schema = index.schema();
+    let field = |name: &str| {
+        schema
+            .get_field(name)
+            .map_err(|_| LexicalError::Foreign(format!("no field {name}")))
+    };
+    Ok(Fields {
+        rowid: field(ROWID)?,
+        body: field("body")?,
+    })
+}
+
+/// When and how `meta.json` (rewritten by every commit) last changed: a
+/// reader whose stamp differs reopens the index.
+type MetaStamp = Option<(SystemTime, u64, u64)>;
+
+fn meta_stamp(dir: &Path) -> MetaStamp {
+    use std::os::unix::fs::MetadataExt;
+    let meta = std::fs::metadata(dir.join("meta.json")).ok()?;
+    Some((meta.modified().ok()?, meta.len(), meta.ino()))
+}
+
+/// An open view of the lexical index for searching.
+pub struct LexicalReader {
+    reader: IndexReader,
+    fields: Fields,
+    stamp: MetaStamp,
+    seq: i64,
+}
+
+impl std::fmt::Debug for LexicalReader {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LexicalReader")
+            .field("docs", &self.reader.searcher().num_docs())
+            .finish()
+    }
+}
+
+impl LexicalReader {
+    /// Open the index in `dir`; `None` when there is none.
+    pub fn open(dir: &Path) -> Result<Option<LexicalReader>, LexicalError> {
+        let stamp = meta_stamp(dir);
+        if stamp.is_none() {
+            return Ok(None);
+        }
+        let (index, fields, seq) = open_index(dir)?;
+        let reader = index
+            .reader_builder()
+            .reload_policy(ReloadPolicy::Manual)
+            .try_into()?;
+        Ok(Some(LexicalReader {
+            reader,
+            fields,
+            stamp,
+            seq,
+        }))
+    }
+
+    /// The last `lexical_log` sequence number whose change this view holds.
+    pub fn seq(&self) -> i64 {
+        self.seq
+    }
+
+    /// Whether the index in `dir` is still the commit this reader opened.
+    pub fn is_current(&self, dir: &Path) -> bool {
+        meta_stamp(dir) == self.stamp
+    }
+
+    /// Chunks in the index.
+    pub fn num_docs(&self) -> u64 {
+        self.reader.searcher().num_docs()
+    }
+
+    /// The best `k` chunks (rowid, BM25 score) for any of `terms`, best
+    /// first (equal scores: lower rowid first), among `allowed` rowids
+    /// when given. Each term is folded as the index's words are, and
+    /// weighted by [`fts5_idf_boost`], so scores are FTS5's `bm25()`.
+    pub fn search(
+        &self,
+        terms: &[String],
+        k: usize,
+        allowed: Option<HashSet<i64>>,
+    ) -> Result<Vec<(i64, f32)>, LexicalError> {
+        let selective = allowed
+            .as_ref()
+            .is_some_and(|a| (a.len() as u64).saturating_mul(SELECTIVE) < self.num_docs());
+        self.search_by(terms, k, allowed, selective)
+    }
+
+    /// [`LexicalReader::search`], `selective` saying how a filter is
+    /// applied: by intersecting the terms' postings with the allowed
+    /// rowids (a few chunks: only they are scored), or by skipping the
+    /// others as block-max WAND offers them (many: the threshold rises).
+    fn search_by(
+        &self,
+        terms: &[String],
+        k: usize,
+        allowed: Option<HashSet<i64>>,
+        selective: bool,
+    ) -> Result<Vec<(i64, f32)>, LexicalError> {
+        use tantivy::query::Bm25StatisticsProvider;
+        let searcher = self.reader.searcher();
+        let docs = searcher.total_num_docs()?;
+        let mut seen = HashSet::new();
+        let mut clauses: Vec<(Occur, Box<dyn Query>)> = Vec::new();
+        for word in terms.iter().flat_map(|t| analysis::words(t)) {
+            if !seen.insert(word.folded.clone()) {
+                continue;
+            }
+            let term = Term::from_field_text(self.fields.body, &word.folded);
+            let with = searcher.doc_freq(&term)?;
+            if with == 0 {
+                continue;
+            }
+            let query = TermQuery::new(term, IndexRecordOption::WithFreqs);
+            let boost = fts5_idf_boost(with, docs);
+            clauses.push((
+                Occur::Should,
+                Box::new(BoostQuery::new(Box::new(query), boost)),
+            ));
+        }
+        if clauses.is_empty() || k == 0 {
+            return Ok(Vec::new());
+        }
+        let any: Box<dyn Query> = Box::new(BooleanQuery::new(clauses));
+        let query: Box<dyn Query> = match (&allowed, selective) {
+            (Some(allowed), true) => {
+                let rowids = TermSetQuery::new(
+                    allowed
+                        .iter()
+                        .map(|rowid| Term::from_field_i64(self.fields.rowid, *rowid)),
+                );
+                Box::new(BooleanQuery::new(vec![
+                    (
+                        Occur::Must,
+                        Box::new(ConstScoreQuery::new(Box::new(rowids), 0.0)),
+                    ),
+                    (Occur::Must, any),
+                ]))
+            }
+            _ => any,
+        };
+        let collector = TopRowids {
+            k,
+            allowed: allowed.map(Arc::new),
+        };
+        Ok(searcher.search(&*query, &collector)?)
+    }
+}
+
+/// The factor that turns tantivy's BM25 idf of a term found in `with` of
+/// `docs` chunks, `ln(1 + (N − n + ½)/(n + ½))`, into FTS5's,
+/// `ln((N − n + ½)/(n + ½))` floored at 10⁻⁶, the rest of the two
+/// formulas being the same (k1 1.2, b 0.75). FTS5's idf all but ignores a
+/// word in more than half the chunks, where tantivy's still counts it:
+/// kept, so that ranking stays what it was (a boost keeps block-max WAND).
+fn fts5_idf_boost(with: u64, docs: u64) -> Score {
+    let ratio = (docs.saturating_sub(with) as f64 + 0.5) / (with as f64 + 0.5);
+    (ratio.ln().max(1e-6) / ratio.ln_1p()) as Score
+}
+
+/// A score and a rowid ordered best first: higher score, then lower rowid.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Ranked(Score, i64);
+
+impl Eq for Ranked {}
+
+impl PartialOrd for Ranked {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Ranked {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.0.total_cmp(&other.0).then(other.1.cmp(&self.1))
+    }
+}
+
+/// The best `k` seen so far, worst on top.
+struct Best {
+    k: usize,
+    heap: BinaryHeap<Reverse<Ranked>>,
+}
+
+impl Best {
+    fn new(k: usize) -> Best {
+        Best {
+            k,
+            heap: BinaryHeap::with_capacity(k + 1),
+        }
+    }
+
+    fn push(&mut self, ranked: Ranked) {
+        if self.heap.len() < self.k {
+            self.heap.push(Reverse(ranked));
+        } else if self.heap.peek().is_some_and(|worst| ranked > worst.0) {
+            self.heap.pop();
+            self.heap.push(Reverse(ranked));
+        }
+    }
+
+    /// The score below which a document cannot enter: just under the
+    /// worst kept once `k` are kept, so that a document scoring the same
+    /// (tantivy offers only scores above the threshold) is still offered
+    /// and ties go to the lower rowid whatever the segment layout.
+    fn threshold(&self) -> Score {
+        match self.heap.peek() {
+            Some(worst) if self.heap.len() >= self.k => worst.0.0.next_down(),
+            _ => Score::MIN,
+        }
+    }
+
+    fn into_sorted(self) -> Vec<(i64, f32)> {
+        let mut out: Vec<Ranked> = self.heap.into_iter().map(|r| r.0).collect();
+        out.sort_by(|a, b| b.cmp(a));
+        out.into_iter().map(|r| (r.1, r.0)).collect()
+    }
+}
+
+/// Collects the best `k` rowids among `allowed` (every chunk when `None`),
+/// keeping tantivy's block-max WAND: a document outside `allowed` or
+/// deleted is skipped by handing back the unchanged threshold.
+struct TopRowids {
+    k: usize,
+    allowed: Option<Arc<HashSet<i64>>>,
+}
+
+/// One segment's share of [`TopRowids`].
+struct SegmentTop {
+    best: Best,
+    rowids: tantivy::columnar::Column<i64>,
+    allowed: Option<Arc<HashSet<i64>>>,
+}
+
+impl SegmentTop {
+    /// Take `doc` into the best when it passes the filter; the new
+    /// threshold.
+    fn offer(&mut self, doc: DocId, score: Score) -> Score {
+        if let Some(rowid) = self.rowids.first(doc)
+            && self.allowed.as_ref().is_none_or(|a| a.contains(&rowid))
+        {
+            self.best.push(Ranked(score, rowid));
+        }
+        self.best.threshold()
+    }
+}
+
+impl SegmentCollector for SegmentTop {
+    type Fruit = Vec<(i64, f32)>;
+
+    fn collect(&mut self, doc: DocId, score: Score) {
+        self.offer(doc, score);
+    }
+
+    fn harvest(self) -> Vec<(i64, f32)> {
+        self.best.into_sorted()
+    }
+}
+
+impl Collector for TopRowids {
+    type Fruit = Vec<(i64, f32)>;
+    type Child = SegmentTop;
+
+    fn for_segment(
+        &self,
+        _: SegmentOrdinal,
+        reader: &SegmentReader,
+    ) -> tantivy::Result<SegmentTop> {
+        Ok(SegmentTop {
+            best: Best::new(self.k),
+            rowids: reader.fast_fields().i64(ROWID)?,
+            allowed: self.allowed.clone(),
+        })
+    }
+
+    fn requires_scoring(&self) -> bool {
+        true
+    }
+
+    fn merge_fruits(&self, fruits: Vec<Vec<(i64, f32)>>) -> tantivy::Result<Vec<(i64, f32)>> {
+        let mut best = Best::new(self.k);
+        for (rowid, score) in fruits.into_iter().flatten() {
+            best.push(Ranked(score, rowid));
+        }
+        Ok(best.into_sorted())
+    }
+
+    fn collect_segment(
+        &self,
+        weight: &dyn Weight,
+        segment: SegmentOrdinal,
+        reader: &SegmentReader,
+    ) -> tantivy::Result<Vec<(i64, f32)>> {
+        let mut top = self.for_segment(segment, reader)?;
+        let alive = reader.alive_bitset();
+        weight.for_each_pruning(Score::MIN, reader, &mut |doc, score| {
+            if alive.is_some_and(|a| a.is_deleted(doc)) {
+                return top.best.threshold();
+            }
+            top.offer(doc, score)
+        })?;
+        Ok(top.harvest())
+    }
+}
+
+/// Indexing threads for a large write: the cores, at most four.
+fn indexing_threads() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get().min(4))
+}
+
+/// Writes to the lexical index of one data directory.
+pub(crate) struct LexicalWriter {
+    index: Index,
+    fields: Fields,
+    writer: tantivy::IndexWriter<TantivyDocument>,
+}
+
+impl LexicalWriter {
+    /// Open the index in `dir` to change it, with one indexing thread, or
+    /// up to four when `many` chunks are to be written.
+    pub(crate) fn open(dir: &Path, many: bool) -> Result<LexicalWriter, LexicalError> {
+        let (index, fields, _) = open_index(dir)?;
+        LexicalWriter::with(index, fields, if many { indexing_threads() } else { 1 })
+    }
+
+    /// Create an empty index in `dir` (which must not exist).
+    pub(crate) fn create(dir: &Path) -> Result<LexicalWriter, LexicalError> {
+        std::fs::create_dir_all(dir)?;
+        let (schema, fields) = schema();
+        let index = Index::create_in_dir(dir, schema)?;
+        index.tokenizers().register(ANALYZER, Analyzer);
+        LexicalWriter::with(index, fields, indexing_threads())
+    }
+
+    fn with(index: Index, fields: Fields, threads: usize) -> Result<LexicalWriter, LexicalError> {
+        let writer = index.writer_with_num_threads(threads, threads * WRITER_BUDGET_PER_THREAD)?;
+        Ok(LexicalWriter {
+            index,
+            fields,
+            writer,
+        })
+    }
+
+    /// Remove the chunk with `rowid`, if the index has it.
+    pub(crate) fn delete(&self, rowid: i64) {
+        self.writer
+            .delete_term(Term::from_field_i64(self.fields.rowid, rowid));
+    }
+
+    /// Add a chunk.
+    pub(crate) fn add(&self, rowid: i64, text: &str) -> Result<(), LexicalError> {
+        let mut doc = TantivyDocument::new();
+        doc.add_i64(self.fields.rowid, rowid);
+        doc.add_text(self.fields.body, text);
+        self.writer.add_document(doc)?;
+        Ok(())
+    }
+
+    /// Commit what was written, as holding every change up to `seq` in
+    /// `lexical_log`, and wait for segment merges; the number of chunks
+    /// the index then holds.
+    pub(crate) fn commit(mut self, seq: i64) -> Result<u64, LexicalError> {
+        let mut prepared = self.writer.prepare_commit()?;
+        prepared.set_payload(&serde_json::to_string(&Payload::at(seq)).expect("serialises"));
+        prepared.commit()?;
+        self.writer.wait_merging_threads()?;
+        let metas = self.index.load_metas()?;
+        Ok(metas.segments.iter().map(|s| u64::from(s.num_docs())).sum())
+    }
+}
+
+/// The directory a rebuild is written in before it replaces `dir`.
+pub(crate) fn building_dir(dir: &Path) -> PathBuf {
+    dir.with_file_name(format!(
+        "{}.new",
+        dir.file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or("lexical")
+    ))
+}
+
+/// Remove what a rebuild killed midway left beside `dir`: its unfinished
+/// `.new` directory and replaced `.old-*` ones.
+pub(crate) fn clear_leftovers(dir: &Path) -> Result<(), LexicalError> {
+    let (Some(parent), Some(name)) = (dir.parent(), dir.file_name().and_then(|n| n.to_str()))
+    else {
+        return Ok(());
+    };
+    for entry in std::fs::read_dir(parent)? {
+        let entry = entry?;
+        let file_name = entry.file_name();
+        let Some(other) = file_name.to_str() else {
+            continue;
+        };
+        if other == format!("{name}.new") || other.starts_with(&format!("{name}.old-")) {
+            std::fs::remove_dir_all(entry.path())?;
+        }
+    }
+    Ok(())
+}
+
+/// Put the finished rebuild in `building` in place of `dir`. Readers that
+/// have the old one open keep reading it (its files stay mapped) until
+/// they notice the new commit.
+pub(crate) fn swap_in(building: &Path, dir: &Path) -> Result<(), LexicalError> {
+    let old = dir.with_file_name(format!(
+        "{}.old-{}",
+        dir.file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or("lexical"),
+        std::process::id()
+    ));
+    if dir.exists() {
+        std::fs::rename(dir, &old)?;
+    }
+    std::fs::rename(building, dir)?;
+    if old.exists() {
+        std::fs::remove_dir_all(&old)?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn index_of(dir: &Path, chunks: &[(i64, &str)]) {
+        let writer = LexicalWriter::create(dir).unwrap();
+        for (rowid, text) in chunks {
+            writer.add(*rowid, text).unwrap();
+        }
+        assert_eq!(writer.commit(7).unwrap(), chunks.len() as u64);
+    }
+
+    fn terms(words: &[&str]) -> Vec<String> {
+        words.iter().map(|w| w.to_string()).collect()
+    }
+
+    #[test]
+    fn the_best_match_comes_first_and_filters_apply_before_the_cut() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("lexical");
+        let mut chunks: Vec<(i64, String)> = (1..=200)
+            .map(|i| (i, format!("walrus walrus walrus note number {i}")))
+            .collect();
+        chunks.push((500, "a single walrus among many other words here".into()));
+        let borrowed: Vec<(i64, &str)> = chunks.iter().map(|(r, t)| (*r, t.as_str())).collect();
+        index_of(&path, &borrowed);
+        let reader = LexicalReader::open(&path).unwrap().unwrap();
+        let hits = reader.search(&terms(&["Walrus"]), 3, None).unwrap();
+        assert_eq!(hits.len(), 3);
+        assert!(hits.iter().all(|(rowid, _)| *rowid <= 200), "{hits:?}");
+        assert!(hits[0].1 >= hits[1].1 && hits[1].1 >= hits[2].1);
+        // Every top hit lies outside the filter: the filtered answer is
+        // still the one chunk inside it, not an empty cut.
+        let only = HashSet::from([500]);
+        let hits = reader.search(&terms(&["walrus"]), 3, Some(only)).unwrap();
+        assert_eq!(hits.iter().map(|h| h.0).collect::<Vec<_>>(), [500]);
+        assert!(
+            reader
+                .search(&terms(&["narwhal"]), 3, None)
+                .unwrap()
+                .is_empty()
+        );
+    }
+
+    #[test]
+    fn the_boost_turns_tantivys_idf_into_fts5s() {
+        let idf = |with: u64, docs: u64| {
+            let lucene = (1.0 + (docs as f64 - with as f64 + 0.5) / (with as f64 + 0.5)).ln();
+            f64::from(fts5_idf_boost(with, docs)) * lucene
+        };
+        // A rare word: FTS5's idf, ln((N − n + ½)/(n + ½)).
+        assert!((idf(1, 1000) - (999.5f64 / 1.5).ln()).abs() < 1e-4);
+        // A word in half the chunks or more counts for (almost) nothing.
+        for with in [600, 900, 1000] {
+            assert!(idf(with, 1000) < 2e-6, "{with}");
+        }
+    }
+
+    #[test]
+    fn equal_scores_go_to_the_lower_rowid_across_segments() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("lexical");
+        // Two commits: two segments, the lower rowids in the second.
+        index_of(&path, &[(10, "same words"), (11, "same words")]);
+        let writer = LexicalWriter::open(&path, false).unwrap();
+        writer.add(3, "same words").unwrap();
+        writer.add(4, "same words").unwrap();
+        writer.commit(8).unwrap();
+        let reader = LexicalReader::open(&path).unwrap().unwrap();
+        let hits = reader.search(&terms(&["same"]), 2, None).unwrap();
+        assert_eq!(hits.iter().map(|h| h.0).collect::<Vec<_>>(), [3, 4]);
+    }
+
+    #[test]
+    fn a_filter_applied_by_intersection_or_while_pruning_gives_the_same_hits() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("lexical");
+        let texts: Vec<(i64, String)> = (1..=300)
+            .map(|i| {
+                (
+                    i,
+                    format!("otter {} river {}", "otter ".repeat(i as usize % 7), i % 11),
+                )
+            })
+            .collect();
+        let borrowed: Vec<(i64, &str)> = texts.iter().map(|(r, t)| (*r, t.as_str())).collect();
+        index_of(&path, &borrowed);
+        let reader = LexicalReader::open(&path).unwrap().unwrap();
+        for allowed in [
+            HashSet::from([7, 14, 150, 299]),
+            (1..=300).filter(|i| i % 3 == 0).collect::<HashSet<i64>>(),
+        ] {
+            let q = terms(&["otter", "river", "3"]);
+            let pruned = reader
+                .search_by(&q, 5, Some(allowed.clone()), false)
+                .unwrap();
+            let intersected = reader
+                .search_by(&q, 5, Some(allowed.clone()), true)
+                .unwrap();
+            // The same chunks in the same order; scores equal but for the
+            // order their terms were summed in.
+            let ids = |hits: &[(i64, f32)]| hits.iter().map(|h| h.0).collect::<Vec<_>>();
+            assert_eq!(ids(&pruned), ids(&intersected));
+            for (a, b) in pruned.iter().zip(&intersected) {
+                assert!(
+                    (a.1 - b.1).abs() <= 1e-5 * a.1.abs().max(1e-6),
+                    "{a:?} {b:?}"
+                );
+            }
+            assert_eq!(pruned.len(), 4.max(allowed.len().min(5)).min(allowed.len()));
+            assert!(pruned.iter().all(|(rowid, _)| allowed.contains(rowid)));
+        }
+    }
+
+    #[test]
+    fn deleted_and_readded_chunks_are_found_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("lexical");
+        index_of(&path, &[(1, "café latte"), (2, "espresso")]);
+        let writer = LexicalWriter::open(&path, false).unwrap();
+        writer.delete(1);
+        writer.add(1, "cafe au lait").unwrap();
+        writer.delete(2);
+        assert_eq!(writer.commit(9).unwrap(), 1);
+        let reader = LexicalReader::open(&path).unwrap().unwrap();
+        assert_eq!(reader.seq(), 9);
+        let hits = reader.search(&terms(&["CAFÉ"]), 10, None).unwrap();
+        assert_eq!(hits.iter().map(|h| h.0).collect::<Vec<_>>(), [1]);
+        assert!(
+            reader
+                .search(&terms(&["espresso"]), 10, None)
+                .unwrap()
+                .is_empty()
+        );
+    }
+
+    #[test]
+    fn a_reader_sees_when_a_commit_replaced_its_view() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("lexical");
+        assert!(LexicalReader::open(&path).unwrap().is_none());
+        index_of(&path, &[(1, "alpha")]);
+        let reader = LexicalReader::open(&path).unwrap().unwrap();
+        assert!(reader.is_current(&path));
+        let building = building_dir(&path);
+        index_of(&building, &[(1, "alpha"), (2, "beta")]);
+        swap_in(&building, &path).unwrap();
+        assert!(!reader.is_current(&path));
+        // The old view still answers from the files it has open.
+        assert_eq!(reader.num_docs(), 1);
+        let fresh = LexicalReader::open(&path).unwrap().unwrap();
+        assert_eq!(fresh.num_docs(), 2);
+    }
+
+    #[test]
+    fn an_index_of_another_layout_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let (schema, _) = schema();
+        Index::create_in_dir(dir.path(), schema).unwrap();
+        assert!(matches!(
+            LexicalReader::open(dir.path()),
+            Err(LexicalError::Foreign(_))
+        ));
+    }
+}

@@ -1,0 +1,290 @@
+//! Keeping the lexical index ([`crate::lexical`]) in step with the chunks:
+//! the writer applies `lexical_log` or rebuilds, readers open (and reopen)
+//! the index and ask whether it holds exactly what SQLite holds.
+//!
+//! The rule both sides go by: every commit of the index records the last
+//! `lexical_log` sequence number whose change it holds. SQLite's own last
+//! number for the table (`sqlite_sequence`) only grows. The index is in
+//! step when the log is empty and the two numbers are equal; an index
+//! whose number is ahead of SQLite's (SQLite lost a transaction the index
+//! had, e.g. at a power cut) or behind the log's first row (changes were
+//! dropped unapplied) is rebuilt.
+
+use std::path::Path;
+use std::time::Instant;
+
+use rusqlite::{Connection, params};
+
+use crate::lexical::{
+    LexicalReader, LexicalWriter, building_dir, clear_leftovers, indexed_text, swap_in,
+};
+use crate::{Store, StoreError};
+
+/// Whether the lexical index answers searches ([`Store::lexical_state`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LexicalState {
+    /// It holds exactly the chunks (this many).
+    InStep { chunks: u64 },
+    /// There is none yet: the next ingest builds it.
+    NotBuilt,
+    /// Chunks changed that it does not have yet (this many): a writer is
+    /// mid-run, or stopped before applying them; the next run does.
+    Pending(u64),
+    /// It is not what SQLite holds (why): the next ingest rebuilds it.
+    OutOfStep(String),
+    /// It cannot be opened (why): the next ingest rebuilds it.
+    Unreadable(String),
+}
+
+/// What [`Store::sync_lexical`] did.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct LexicalSync {
+    /// Why the index was rebuilt from the chunks, when it was.
+    pub rebuilt: Option<String>,
+    /// Logged chunk changes applied.
+    pub applied: usize,
+    /// Chunks in the index afterwards.
+    pub chunks: u64,
+    /// Time taken, in milliseconds.
+    pub ms: f64,
+}
+
+/// Logged changes above which they are applied on several threads.
+const MANY_CHANGES: usize = 10_000;
+
+/// SQLite's last `lexical_log` sequence number (0 before the first row).
+fn last_seq(conn: &Connection) -> Result<i64, StoreError> {
+    Ok(conn
+        .prepare_cached(
+            "SELECT coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'lexical_log'), 0)",
+        )?
+        .query_row([], |r| r.get(0))?)
+}
+
+/// The log's (first, last) sequence numbers, `None` when it is empty.
+fn log_span(conn: &Connection) -> Result<Option<(i64, i64)>, StoreError> {
+    let (first, last): (Option<i64>, Option<i64>) = conn
+        .prepare_cached("SELECT min(seq), max(seq) FROM lexical_log")?
+        .query_row([], |r| Ok((r.get(0)?, r.get(1)?)))?;
+    Ok(first.zip(last))
+}
+
+/// Why an index that holds the changes up to `seq` cannot be brought in
+/// step by applying the log, if it cannot: see the module doc.
+fn out_of_step(conn: &Connection, seq: i64) -> Result<Option<String>, StoreError> {
+    let last = last_seq(conn)?;
+    let first = log_span(conn)?.map_or(last + 1, |(first, _)| first);
+    Ok(if seq > last {
+        Some(format!(
+            "it holds changes up to {seq}, the chunks only up to {last}"
+        ))
+    } else if seq < first - 1 {
+        Some(format!(
+            "it holds changes up to {seq}, and those up to {} were dropped unapplied",
+            first - 1
+        ))
+    } else {
+        None
+    })
+}
+
+impl Store {
+    /// `f` applied to the lexical index as of its latest commit (reopened
+    /// when a commit replaced the one open) when it holds exactly what
+    /// SQLite holds now; `None` when there is no such index (no index, an
+    /// index that cannot be opened, changes not applied yet). `f` runs
+    /// inside one read transaction, so whatever it reads from SQLite is
+    /// the state the index was checked against.
+    pub(crate) fn with_lexical_in_step<T>(
+        &self,
+        f: impl FnOnce(&LexicalReader) -> Result<T, StoreError>,
+    ) -> Result<Option<T>, StoreError> {
+        let Some(dir) = self.lexical_dir.as_deref() else {
+            return Ok(None);
+        };
+        let mut slot = self.lexical.borrow_mut();
+        if slot.as_ref().is_none_or(|r| !r.is_current(dir)) {
+            *slot = LexicalReader::open(dir).unwrap_or_else(|e| {
+                tracing::debug!(error = %e, "lexical index not opened: searching FTS5");
+                None
+            });
+        }
+        let Some(reader) = slot.as_ref() else {
+            return Ok(None);
+        };
+        let snapshot = self.conn.unchecked_transaction()?;
+        if log_span(&snapshot)?.is_some() || last_seq(&snapshot)? != reader.seq() {
+            tracing::debug!("lexical index not in step with the chunks: searching FTS5");
+            return Ok(None);
+        }
+        let result = f(reader)?;
+        drop(snapshot);
+        Ok(Some(result))
+    }
+
+    /// Whether the lexical index answers searches, and if not why
+    /// (search then answers from FTS5). For `kebab doctor`.
+    pub fn lexical_state(&self) -> Result<LexicalState, StoreError> {
+        let Some(dir) = self.lexical_dir.as_deref() else {
+            return Ok(LexicalState::NotBuilt);
+        };
+        if !dir.join("meta.json").exists() {
+            return Ok(LexicalState::NotBuilt);
+        }
+        let reader = match LexicalReader::open(dir) {
+            Ok(Some(reader)) => reader,
+            Ok(None) => return Ok(LexicalState::NotBuilt),
+            Err(e) => return Ok(LexicalState::Unreadable(e.to_string())),
+        };
+        let snapshot = self.conn.unchecked_transaction()?;
+        if let Some(why) = out_of_step(&snapshot, reader.seq())? {
+            return Ok(LexicalState::OutOfStep(why));
+        }
+        let pending: i64 = snapshot.query_row(
+            "SELECT count(DISTINCT chunk_rowid) FROM lexical_log",
+            [],
+            |r| r.get(0),
+        )?;
+        Ok(match pending {
+            0 => LexicalState::InStep {
+                chunks: reader.num_docs(),
+            },
+            n => LexicalState::Pending(n as u64),
+        })
+    }
+
+    /// Bring the lexical index up to date with the chunks. Meant for a
+    /// writer holding the writer lock, after its chunks are written and
+    /// analysed: logged changes are applied and committed, then the log
+    /// rows are deleted; an index that is missing, unreadable, of another
+    /// layout, out of step (see the module doc) or not one entry per chunk
+    /// afterwards is rebuilt. A first build (every chunk is in the log) is
+    /// not a repair.
+    pub fn sync_lexical(&mut self) -> Result<LexicalSync, StoreError> {
+        let Some(dir) = self.lexical_dir.clone() else {
+            return Ok(LexicalSync::default());
+        };
+        let started = Instant::now();
+        let span = log_span(&self.conn)?;
+        let chunks: i64 = self
+            .conn
+            .query_row("SELECT count(*) FROM chunks", [], |r| r.get(0))?;
+        let mut sync = LexicalSync::default();
+        let applied = match dir.join("meta.json").exists() {
+            false if self.every_chunk_logged()? => {
+                sync.applied = self.logged_chunks()?;
+                Err(None)
+            }
+            false => Err(Some("missing".to_string())),
+            true => match self.apply_log(&dir, span.map(|(_, last)| last)) {
+                Err(StoreError::Lexical(e)) => Err(Some(e.to_string())),
+                other => Ok(other?),
+            },
+        };
+        let rebuild = match applied {
+            Ok((applied, entries)) => {
+                sync.applied = applied;
+                sync.chunks = entries;
+                (entries != chunks as u64)
+                    .then(|| Some(format!("{entries} entries for {chunks} chunks")))
+            }
+            Err(why) => Some(why),
+        };
+        if let Some(why) = rebuild {
+            if let Some(why) = &why {
+                tracing::warn!(reason = %why, "rebuilding the lexical index from the chunks");
+            }
+            sync.chunks = self.rebuild_lexical(&dir)?;
+            sync.rebuilt = why;
+        }
+        if let Some((_, last)) = span {
+            self.conn
+                .execute("DELETE FROM lexical_log WHERE seq <= ?1", params![last])?;
+        }
+        sync.ms = started.elapsed().as_secs_f64() * 1000.0;
+        Ok(sync)
+    }
+
+    /// Whether every chunk has a row in the log (an index never built).
+    fn every_chunk_logged(&self) -> Result<bool, StoreError> {
+        Ok(self.conn.query_row(
+            "SELECT NOT EXISTS (SELECT 1 FROM chunks
+                                WHERE rowid NOT IN (SELECT chunk_rowid FROM lexical_log))",
+            [],
+            |r| r.get(0),
+        )?)
+    }
+
+    /// Distinct chunks the log names.
+    fn logged_chunks(&self) -> Result<usize, StoreError> {
+        Ok(self.conn.query_row(
+            "SELECT count(DISTINCT chunk_rowid) FROM lexical_log",
+            [],
+            |r| r.get::<_, i64>(0),
+        )? as usize)
+    }
+
+    /// Apply the log rows up to `upto` (none: the log is empty) to the
+    /// index in `dir` and commit: (changes applied, entries in the index).
+    /// A failure of the index itself, or an index out of step, is
+    /// [`StoreError::Lexical`].
+    fn apply_log(&self, dir: &Path, upto: Option<i64>) -> Result<(usize, u64), StoreError> {
+        let Some(reader) = LexicalReader::open(dir)? else {
+            return Err(crate::lexical::LexicalError::Foreign("no commit".into()).into());
+        };
+        if let Some(why) = out_of_step(&self.conn, reader.seq())? {
+            return Err(crate::lexical::LexicalError::Foreign(why).into());
+        }
+        let Some(upto) = upto else {
+            return Ok((0, reader.num_docs()));
+        };
+        drop(reader);
+        let rowids: Vec<i64> = self
+            .conn
+            .prepare("SELECT DISTINCT chunk_rowid FROM lexical_log WHERE seq <= ?1")?
+            .query_map(params![upto], |r| r.get(0))?
+            .collect::<Result<_, _>>()?;
+        let writer = LexicalWriter::open(dir, rowids.len() > MANY_CHANGES)?;
+        for rowid in &rowids {
+            writer.delete(*rowid);
+        }
+        self.add_chunks(
+            &writer,
+            "WHERE rowid IN (SELECT chunk_rowid FROM lexical_log WHERE seq <= ?1)",
+            params![upto],
+        )?;
+        Ok((rowids.len(), writer.commit(upto)?))
+    }
+
+    /// Add the chunks `condition` selects to `writer`.
+    fn add_chunks(
+        &self,
+        writer: &LexicalWriter,
+        condition: &str,
+        params: impl rusqlite::Params,
+    ) -> Result<(), StoreError> {
+        let mut stmt = self.conn.prepare(&format!(
+            "SELECT rowid, tokenized_korean_text, text FROM chunks {condition}"
+        ))?;
+        let mut rows = stmt.query(params)?;
+        while let Some(row) = rows.next()? {
+            let korean: Option<String> = row.get(1)?;
+            let text: String = row.get(2)?;
+            writer.add(row.get(0)?, &indexed_text(korean.as_deref(), &text))?;
+        }
+        Ok(())
+    }
+
+    /// Build the index afresh from every chunk beside `dir`, then put it
+    /// in its place; the chunks it holds.
+    fn rebuild_lexical(&self, dir: &Path) -> Result<u64, StoreError> {
+        clear_leftovers(dir)?;
+        let building = building_dir(dir);
+        let seq = last_seq(&self.conn)?;
+        let writer = LexicalWriter::create(&building)?;
+        self.add_chunks(&writer, "", [])?;
+        let entries = writer.commit(seq)?;
+        swap_in(&building, dir)?;
+        Ok(entries)
+    }
+}

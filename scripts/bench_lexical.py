@@ -1,0 +1,142 @@
+#!/usr/bin/env python3
+"""The lexical channel as the index grows: the lexical index (tantivy,
+block-max WAND) against the FTS5 table it replaced, on the same chunks.
+
+Writes a BEIR corpus (corpus.jsonl) as markdown files, PER_FILE abstracts
+per file (each under its own heading, so each is one chunk), COPIES times
+over in distinct folders, ingests it lexical-only with the given kebab
+binary, and for each size times `search --bulk` over the first QUERIES
+queries (punctuation removed, k = 10) twice: as it is (the lexical index
+answers), then with `lexical/` moved aside (search falls back to FTS5).
+Per query it reads kebab's own debug figures for p50/p95: `lexical_ms`
+(the channel: engine, filter and joining the hits' rows) and `engine_ms`
+(tantivy's search alone, when the lexical index answered), and the
+bulk call's wall time minus one call's start-up for the end-to-end mean.
+A third run asks the lexical index the same queries restricted to the
+first copy (`path: copy0000/*`), a filter that keeps 1/COPIES of the
+chunks. Prints one JSON line per size.
+
+usage: bench_lexical.py KEBAB BEIR_DIR WORK_DIR [--copies 1,10,100] [--queries 100] [--per-file 10]
+"""
+
+import argparse
+import json
+import os
+import re
+import shutil
+import sqlite3
+import statistics
+import subprocess
+import time
+from pathlib import Path
+
+
+def write_copy(corpus: list, root: Path, copy: int, per_file: int) -> None:
+    folder = root / f"copy{copy:04d}"
+    folder.mkdir(parents=True, exist_ok=True)
+    for start in range(0, len(corpus), per_file):
+        part = corpus[start : start + per_file]
+        text = "".join(f"# {d.get('title') or d['_id']}\n\n{d['text']}\n\n" for d in part)
+        (folder / f"part{start // per_file:05d}.md").write_text(text)
+
+
+def run(kebab: str, data: Path, cfg: Path, *args: str, stdin: str = "", debug: bool = False):
+    env = dict(os.environ, KEBAB_CONFIG=str(cfg))
+    if debug:
+        env["RUST_LOG"] = "kebab_search=debug,kebab_store=debug"
+    start = time.perf_counter()
+    out = subprocess.run(
+        [kebab, "--data-dir", str(data), "--json", *args],
+        input=stdin, capture_output=True, text=True, env=env,
+    )
+    # 1 is "no hit" (the empty call that measures start-up).
+    if out.returncode not in (0, 1):
+        raise SystemExit(f"{args[0]} failed ({out.returncode}): {out.stdout[-500:]}{out.stderr[-500:]}")
+    return time.perf_counter() - start, out.stdout, out.stderr
+
+
+def du(path: Path) -> int:
+    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file()) if path.exists() else 0
+
+
+def measure(kebab: str, data: Path, cfg: Path, bulk: str, queries: int) -> dict:
+    run(kebab, data, cfg, "search", "--bulk", stdin=bulk)  # warm the page cache
+    walls, channel, engine = [], [], []
+    for _ in range(3):
+        wall, _, err = run(kebab, data, cfg, "search", "--bulk", stdin=bulk, debug=True)
+        walls.append(wall)
+        plain = re.sub(r"\x1b\[[0-9;]*m", "", err)  # the log's colours
+        channel.extend(float(m) for m in re.findall(r"lexical_ms=([0-9.]+)", plain))
+        engine.extend(float(m) for m in re.findall(r"engine_ms=([0-9.]+)", plain))
+    startup = min(run(kebab, data, cfg, "search", "--bulk", stdin="")[0] for _ in range(3))
+    channel.sort()
+    engine.sort()
+    # The engine alone (tantivy's search, without the filter's SQL and the
+    # hits' rows): only when the lexical index answered.
+    engine_figures = {
+        "engine_p50_ms": round(statistics.median(engine), 3),
+        "engine_p95_ms": round(engine[int(len(engine) * 0.95) - 1], 3),
+    } if engine else {}
+    return {
+        **engine_figures,
+        "channel_p50_ms": round(statistics.median(channel), 3),
+        "channel_p95_ms": round(channel[int(len(channel) * 0.95) - 1], 3),
+        "end_to_end_mean_ms": round((min(walls) - startup) / queries * 1000, 3),
+    }
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("kebab")
+    ap.add_argument("beir")
+    ap.add_argument("work")
+    ap.add_argument("--copies", default="1,10,100")
+    ap.add_argument("--queries", type=int, default=100, help="at most 100 (one bulk call)")
+    ap.add_argument("--per-file", type=int, default=10)
+    ap.add_argument("--fts5-up-to", type=int, default=20,
+                    help="time FTS5 too while COPIES is at most this (it takes ~2 s a query at 1M chunks)")
+    a = ap.parse_args()
+    beir, work = Path(a.beir), Path(a.work)
+    corpus = [json.loads(l) for l in (beir / "corpus.jsonl").open()]
+    queries = [json.loads(l)["text"] for l in (beir / "queries.jsonl").open()][: a.queries]
+    def bulk_of(**extra) -> str:
+        return "".join(json.dumps({"query": re.sub(r"[^\w\s]", " ", q), "mode": "lexical", "k": 10, **extra})
+                       + "\n" for q in queries)
+    bulk, filtered = bulk_of(), bulk_of(path="copy0000/*")
+    cfg = work / "config.toml"
+    work.mkdir(parents=True, exist_ok=True)
+    cfg.write_text('[models.embedding]\nmodel = ""\n')
+    data, docs = work / "data", work / "docs"
+    written = 0
+    for size in [int(c) for c in a.copies.split(",")]:
+        while written < size:
+            write_copy(corpus, docs, written, a.per_file)
+            written += 1
+        ingest_s, out, _ = run(a.kebab, data, cfg, "ingest", str(docs))
+        report = json.loads(out.strip().splitlines()[-1])
+        assert report.get("errors") == 0, report
+        lexical = data / "lexical"
+        row = {
+            "copies": size,
+            "chunks": sqlite3.connect(f"file:{data / 'kebab.sqlite'}?mode=ro", uri=True)
+                      .execute("SELECT count(*) FROM chunks").fetchone()[0],
+            "ingest_s": round(ingest_s, 1),
+            "lexical_ms_in_ingest": report.get("timings", {}).get("lexical_ms"),
+            "sqlite_mb": round(sum(p.stat().st_size for p in data.glob("kebab.sqlite*")) / 2**20, 1),
+            "lexical_index_mb": round(du(lexical) / 2**20, 1),
+            "queries": len(queries),
+            "lexical_index": measure(a.kebab, data, cfg, bulk, len(queries)),
+            "lexical_index_filtered": measure(a.kebab, data, cfg, filtered, len(queries)),
+        }
+        if size <= a.fts5_up_to:
+            aside = data / "lexical.aside"
+            shutil.move(lexical, aside)
+            try:
+                row["fts5"] = measure(a.kebab, data, cfg, bulk, len(queries))
+            finally:
+                shutil.move(aside, lexical)
+        print(json.dumps(row), flush=True)
+
+
+if __name__ == "__main__":
+    main()
