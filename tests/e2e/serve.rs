@@ -869,10 +869,11 @@ fn no_argument_reads_a_path_outside_the_index() {
 }
 
 #[test]
-fn kebab_mcp_forwards_to_a_running_server_and_falls_back_when_it_stops() {
+fn kebab_mcp_forwards_to_a_running_server_falls_back_when_it_stops_and_finds_the_next() {
     let kb = lexical_kb("");
     let dir = tempfile::tempdir().unwrap();
     let (ready, go) = (dir.path().join("ready"), dir.path().join("go"));
+    let (fallen_back, again) = (dir.path().join("fallen-back"), dir.path().join("again"));
     let search = call(
         "search",
         json!({ "query": "raft leader", "k": 3, "mode": "lexical" }),
@@ -887,6 +888,8 @@ fn kebab_mcp_forwards_to_a_running_server_and_falls_back_when_it_stops() {
             { "signal": ready, "wait_for": go },
             search.clone(),
             search.clone(),
+            { "signal": fallen_back, "wait_for": again },
+            search.clone(),
         ]),
     );
     until("the forwarded calls", Duration::from_secs(120), || {
@@ -897,9 +900,25 @@ fn kebab_mcp_forwards_to_a_running_server_and_falls_back_when_it_stops() {
     server.assert_logged("list_docs", 1);
     assert_eq!(server.terminate(), 0, "{}", server.stderr());
     std::fs::write(&go, "go").unwrap();
+    // Served in process; then a server starts again, and once `kebab mcp`
+    // has had time to look for it, the next call goes to it.
+    until(
+        "the calls served in process",
+        Duration::from_secs(120),
+        || fallen_back.exists(),
+    );
+    let mut second = Server::start(&kb, &[], &[]);
+    std::thread::sleep(Duration::from_secs(3));
+    std::fs::write(&again, "again").unwrap();
     let (r, log) = report_and_log(child);
+    second.assert_logged("search", 1);
+    assert!(
+        log.contains(&format!("forwarding to kebab serve at {}", second.url())),
+        "{log}"
+    );
+    assert_eq!(second.terminate(), 0, "{}", second.stderr());
     let res = r["results"].as_array().unwrap();
-    for i in [0, 3, 4] {
+    for i in [0, 3, 4, 6] {
         assert_same_results(ok(&res[i]), &expected);
     }
     assert!(!ok(&res[1])["docs"].as_array().unwrap().is_empty());

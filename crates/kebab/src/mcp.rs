@@ -60,8 +60,9 @@ const STDIO_LIMITS: Limits = Limits {
 #[derive(Clone)]
 pub(crate) struct KebabServer {
     engine: Arc<Engine>,
-    /// The `kebab serve` calls go to while it answers.
-    upstream: Option<Arc<forward::Upstream>>,
+    /// Where calls go when `kebab mcp` runs on stdio: a `kebab serve`
+    /// while one answers ([`forward::Forwarding`]).
+    upstream: Option<Arc<forward::Forwarding>>,
 }
 
 impl KebabServer {
@@ -155,19 +156,17 @@ pub(crate) fn serve(config: Config, paths: Paths, token_file: Option<&Path>) -> 
         .build()
         .context("starting the MCP runtime")?;
     let served = runtime.block_on(async {
-        let upstream = forward::connect(&paths.data_dir, token).await;
+        let upstream = Arc::new(forward::Forwarding::start(&paths.data_dir, token).await);
         let server = KebabServer {
             engine: engine.clone(),
-            upstream: upstream.clone(),
+            upstream: Some(upstream.clone()),
         };
         let service = server
             .serve(transport::GuardedStdio::start())
             .await
             .context("MCP handshake")?;
         let waited = service.waiting().await.context("MCP service");
-        if let Some(upstream) = upstream {
-            upstream.close().await;
-        }
+        upstream.close().await;
         waited.map(|_| ())
     });
     // Calls still running are dropped with the runtime: their asks are

@@ -7,12 +7,14 @@
 //! When no server runs, it does not answer, or it refuses this client (a
 //! token it wants and was not given), calls are served in process; the
 //! log says which, once. When the server stops while forwarding, the call
-//! that found it gone and every later call are served in process.
+//! that found it gone is served in process, and so are later calls until a
+//! server answers again: one that starts later is looked for at most every
+//! [`RETRY`], and calls go to it from then on (the log says so).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use rmcp::model::{CallToolRequestParams, CallToolResponse};
 use rmcp::service::{Peer, RunningService, ServiceError};
@@ -25,6 +27,72 @@ use crate::cli::term::errln;
 
 /// How long the handshake with a running server may take.
 const CONNECT: Duration = Duration::from_secs(5);
+/// How often, at most, calls served in process look for a server again.
+pub(crate) const RETRY: Duration = Duration::from_secs(2);
+
+/// Where calls go: the running `kebab serve` while one answers, else this
+/// process (see the module doc).
+pub(crate) struct Forwarding {
+    data_dir: PathBuf,
+    token: Option<String>,
+    state: Mutex<Found>,
+}
+
+/// The server found last, and when one was last looked for.
+struct Found {
+    upstream: Option<Arc<Upstream>>,
+    looked: Instant,
+}
+
+impl Forwarding {
+    /// Look for the server running on `data_dir` (saying what was found).
+    pub(crate) async fn start(data_dir: &Path, token: Option<String>) -> Forwarding {
+        let upstream = connect(data_dir, token.clone(), true).await;
+        Forwarding {
+            data_dir: data_dir.to_path_buf(),
+            token,
+            state: Mutex::new(Found {
+                upstream,
+                looked: Instant::now(),
+            }),
+        }
+    }
+
+    /// The server to forward to now: the one found while it answers, else
+    /// one found since (looked for at most every [`RETRY`], quietly unless
+    /// found).
+    async fn upstream(&self) -> Option<Arc<Upstream>> {
+        let mut found = self.state.lock().await;
+        if let Some(upstream) = &found.upstream
+            && !upstream.gone.load(Ordering::Relaxed)
+        {
+            return Some(upstream.clone());
+        }
+        if found.looked.elapsed() < RETRY {
+            return None;
+        }
+        found.looked = Instant::now();
+        found.upstream = connect(&self.data_dir, self.token.clone(), false).await;
+        found.upstream.clone()
+    }
+
+    /// Forward one call ([`Upstream::call`]); `None` when it is to be
+    /// served in process.
+    pub(crate) async fn call(
+        &self,
+        request: CallToolRequestParams,
+    ) -> Option<Result<CallToolResponse, ErrorData>> {
+        self.upstream().await?.call(request).await
+    }
+
+    /// End the session with the server in use, if any.
+    pub(crate) async fn close(&self) {
+        let upstream = self.state.lock().await.upstream.take();
+        if let Some(upstream) = upstream {
+            upstream.close().await;
+        }
+    }
+}
 
 /// A running `kebab serve` calls are forwarded to.
 pub(crate) struct Upstream {
@@ -45,11 +113,16 @@ fn say(line: &str) {
 }
 
 /// Connect to the `kebab serve` running on `data_dir`, if one runs and
-/// answers; `None` (and a log line saying why) when calls are to be
-/// served in process.
-pub(crate) async fn connect(data_dir: &Path, token: Option<String>) -> Option<Arc<Upstream>> {
+/// answers; `None` when calls are to be served in process, with a log
+/// line saying why when `tell`.
+async fn connect(data_dir: &Path, token: Option<String>, tell: bool) -> Option<Arc<Upstream>> {
+    let note = |line: &str| {
+        if tell {
+            say(line);
+        }
+    };
     let Some(running) = kebab::service::lock::running(data_dir) else {
-        say(&format!(
+        note(&format!(
             "no kebab serve runs on {}; serving in-process",
             data_dir.display()
         ));
@@ -57,7 +130,7 @@ pub(crate) async fn connect(data_dir: &Path, token: Option<String>) -> Option<Ar
     };
     let pid = running.pid;
     let Some(url) = running.url else {
-        say(&format!(
+        note(&format!(
             "kebab serve (pid {pid}) is starting and does not listen yet; serving in-process"
         ));
         return None;
@@ -71,7 +144,7 @@ pub(crate) async fn connect(data_dir: &Path, token: Option<String>) -> Option<Ar
     {
         Ok(client) => client,
         Err(e) => {
-            say(&format!(
+            note(&format!(
                 "cannot build an HTTP client ({e}); serving in-process"
             ));
             return None;
@@ -85,14 +158,14 @@ pub(crate) async fn connect(data_dir: &Path, token: Option<String>) -> Option<Ar
     let service = match tokio::time::timeout(CONNECT, ().serve(transport)).await {
         Ok(Ok(service)) => service,
         Ok(Err(e)) => {
-            say(&format!(
+            note(&format!(
                 "kebab serve (pid {pid}) at {url} did not accept this client ({e}); serving \
                  in-process (hint: set KEBAB_SERVE_TOKEN when the server wants a token)"
             ));
             return None;
         }
         Err(_) => {
-            say(&format!(
+            note(&format!(
                 "kebab serve (pid {pid}) at {url} did not answer within {} s; serving in-process",
                 CONNECT.as_secs()
             ));
