@@ -7,7 +7,8 @@
 //! stable `*.v1` wire types of hits, citations and answers ([`wire`]), how
 //! a size over its bound is refused ([`bounds`]), terminal-safe text
 //! ([`sanitize`]), a document's trust level and source type ([`trust`]),
-//! the path codec and bounded file reads ([`paths`]), the
+//! the path codec and bounded file reads ([`paths`]), lock files
+//! ([`lock_file`]), the
 //! clock, the Ctrl-C flag, vector normalisation and the one place an
 //! outgoing HTTP client is built ([`http`]).
 //!
@@ -22,6 +23,7 @@ pub mod document;
 pub mod http;
 pub mod ids;
 pub mod interrupt;
+pub mod lock_file;
 pub mod paths;
 pub mod sanitize;
 pub mod spans;

@@ -9,8 +9,9 @@
 //! fetch) never take it. The OS drops the lock when the holder exits, even
 //! by `kill -9`, so a crash never leaves a stale lock behind.
 
-use std::fs::{File, OpenOptions, TryLockError};
-use std::io::{Read, Seek, SeekFrom, Write};
+use std::fs::{File, TryLockError};
+
+use kebab_core::lock_file;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
@@ -68,13 +69,7 @@ impl WriterLock {
             path: path.clone(),
             source,
         };
-        let mut file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(&path)
-            .map_err(io)?;
+        let mut file = lock_file::open(&path).map_err(io)?;
         let mut told = false;
         loop {
             match file.try_lock() {
@@ -92,18 +87,13 @@ impl WriterLock {
                 Err(TryLockError::Error(e)) => return Err(io(e)),
             }
         }
-        file.set_len(0).map_err(io)?;
-        file.seek(SeekFrom::Start(0)).map_err(io)?;
-        writeln!(file, "{}\n{what}", std::process::id()).map_err(io)?;
-        file.flush().map_err(io)?;
+        lock_file::rewrite(&mut file, &format!("{}\n{what}\n", std::process::id())).map_err(io)?;
         Ok(WriterLock { _file: file })
     }
 }
 
 fn read_holder(file: &mut File) -> Holder {
-    let mut text = String::new();
-    let _ = file.seek(SeekFrom::Start(0));
-    let _ = file.take(4096).read_to_string(&mut text);
+    let text = lock_file::read(file);
     let mut lines = text.lines();
     Holder {
         pid: lines.next().and_then(|l| l.trim().parse().ok()),

@@ -6,10 +6,11 @@
 //! exits, even by `kill -9`, so a stale file never counts: only a held
 //! lock does.
 
-use std::fs::{File, OpenOptions, TryLockError};
-use std::io::{Read, Seek, SeekFrom, Write};
+use std::fs::{File, TryLockError};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
+
+use kebab_core::lock_file;
 
 use super::ServeError;
 
@@ -45,13 +46,7 @@ impl ServerLock {
             source,
         };
         std::fs::create_dir_all(data_dir).map_err(io)?;
-        let mut file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(&path)
-            .map_err(io)?;
+        let mut file = lock_file::open(&path).map_err(io)?;
         let started = Instant::now();
         loop {
             match file.try_lock() {
@@ -86,10 +81,7 @@ impl ServerLock {
             source,
         };
         let text = format!("{}\n{}\n", std::process::id(), url.unwrap_or(""));
-        self.file.set_len(0).map_err(io)?;
-        self.file.seek(SeekFrom::Start(0)).map_err(io)?;
-        self.file.write_all(text.as_bytes()).map_err(io)?;
-        self.file.flush().map_err(io)
+        lock_file::rewrite(&mut self.file, &text).map_err(io)
     }
 }
 
@@ -114,9 +106,7 @@ pub fn running(data_dir: &Path) -> Option<Running> {
 
 /// The pid and URL written in the lock file.
 fn read(file: &mut File) -> Option<Running> {
-    let mut text = String::new();
-    file.seek(SeekFrom::Start(0)).ok()?;
-    file.take(4096).read_to_string(&mut text).ok()?;
+    let text = lock_file::read(file);
     let mut lines = text.lines();
     let pid = lines.next()?.trim().parse().ok()?;
     let url = lines
