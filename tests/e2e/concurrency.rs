@@ -10,7 +10,7 @@ use crate::llm_server::{LlmServer, Script, Wire, tokens};
 use crate::support::{Kb, embedding_config, vector_counts};
 
 /// `n` notes of a few paragraphs each under `dir`.
-fn corpus(dir: &std::path::Path, n: usize, tag: &str) {
+pub(crate) fn corpus(dir: &std::path::Path, n: usize, tag: &str) {
     std::fs::create_dir_all(dir).unwrap();
     for i in 0..n {
         let body: String = (0..6)

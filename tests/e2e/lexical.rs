@@ -9,28 +9,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+use crate::concurrency::corpus;
 use crate::support::{Kb, NO_EMBEDDINGS, doctor_check, sample_corpus};
-
-/// Notes whose words are shared and distinct: `{tag}{i}x{p}` is in one
-/// part of one note only, `gardens` in every part.
-fn corpus(dir: &std::path::Path, n: usize, tag: &str) {
-    std::fs::create_dir_all(dir).unwrap();
-    for i in 0..n {
-        let body: String = (0..4)
-            .map(|p| {
-                format!(
-                    "## Part {p}\n\nNote {i} of the {tag} set, part {p}: distinct words {tag}{i}x{p} \
-                     about gardens, rivers and the weather on day {i}.\n\n"
-                )
-            })
-            .collect();
-        std::fs::write(
-            dir.join(format!("{tag}-{i:04}.md")),
-            format!("# {tag} {i}\n\n{body}"),
-        )
-        .unwrap();
-    }
-}
 
 /// Chunks SQLite holds.
 fn chunk_count(kb: &Kb) -> u64 {

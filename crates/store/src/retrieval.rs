@@ -7,7 +7,8 @@ use kebab_core::spans::SourceSpan;
 use kebab_core::trust::TrustLevel;
 use std::collections::{HashMap, HashSet};
 
-use rusqlite::params;
+use rusqlite::types::ToSql;
+use rusqlite::{ParamsFromIter, params, params_from_iter};
 
 use crate::{Store, StoreError, parse_json};
 
@@ -69,6 +70,27 @@ impl ChunkFilter {
     fn trust_param(&self) -> Option<String> {
         self.trust_min
             .map(|min| serde_json::to_string(&min.at_least()).expect("names serialise"))
+    }
+
+    /// The parameters of a statement using `FILTER_SQL`: the statement's
+    /// own `?1` and `?2`, then the filter's `?3`–`?10`.
+    fn with_params(
+        &self,
+        first: impl ToSql + 'static,
+        second: impl ToSql + 'static,
+    ) -> ParamsFromIter<Vec<Box<dyn ToSql>>> {
+        params_from_iter(vec![
+            Box::new(first) as Box<dyn ToSql>,
+            Box::new(second),
+            Box::new(self.kind.clone()),
+            Box::new(self.code_lang.clone()),
+            Box::new(self.repo.clone()),
+            Box::new(self.path_glob.clone()),
+            Box::new(self.tag.clone()),
+            Box::new(self.roots_param()),
+            Box::new(self.lang.clone()),
+            Box::new(self.trust_param()),
+        ])
     }
 
     /// The roots restriction as the SQL parameter `FILTER_SQL` takes: a
@@ -199,18 +221,7 @@ impl Store {
              WHERE ?1 IS NULL AND ?2 IS NULL {FILTER_SQL}"
         ))?;
         let rows = stmt.query_map(
-            params![
-                Option::<i64>::None,
-                Option::<i64>::None,
-                filter.kind,
-                filter.code_lang,
-                filter.repo,
-                filter.path_glob,
-                filter.tag,
-                filter.roots_param(),
-                filter.lang,
-                filter.trust_param()
-            ],
+            filter.with_params(Option::<i64>::None, Option::<i64>::None),
             |r| r.get(0),
         )?;
         Ok(rows.collect::<Result<_, _>>()?)
@@ -265,21 +276,7 @@ impl Store {
              ORDER BY rank, c.chunk_id
              LIMIT ?2"
         ))?;
-        let rows = stmt.query_map(
-            params![
-                fts_query,
-                k as i64,
-                filter.kind,
-                filter.code_lang,
-                filter.repo,
-                filter.path_glob,
-                filter.tag,
-                filter.roots_param(),
-                filter.lang,
-                filter.trust_param()
-            ],
-            row,
-        )?;
+        let rows = stmt.query_map(filter.with_params(fts_query.to_string(), k as i64), row)?;
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
@@ -297,21 +294,7 @@ impl Store {
         );
         let mut stmt = self.conn.prepare_cached(&sql)?;
         let ids = serde_json::to_string(chunk_ids).expect("ids serialise");
-        let rows = stmt.query_map(
-            params![
-                ids,
-                Option::<i64>::None,
-                filter.kind,
-                filter.code_lang,
-                filter.repo,
-                filter.path_glob,
-                filter.tag,
-                filter.roots_param(),
-                filter.lang,
-                filter.trust_param()
-            ],
-            hit_row,
-        )?;
+        let rows = stmt.query_map(filter.with_params(ids, Option::<i64>::None), hit_row)?;
         Ok(rows.collect::<Result<_, _>>()?)
     }
 }
