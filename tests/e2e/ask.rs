@@ -119,7 +119,14 @@ fn invalid_or_missing_markers_and_refusal_phrases_are_self_judged_refusals() {
             assert_eq!(code, 1, "{wire:?} {why}: {a:#}");
             assert_eq!(a["grounded"], false, "{why}");
             assert_eq!(a["refusal_reason"], "llm_self_judge", "{why}");
-            assert_eq!(a["citations"], serde_json::json!([]), "{why}");
+            // What was searched comes with the refusal, as candidates
+            // (design §1.4), never as cited evidence.
+            let searched = a["citations"].as_array().unwrap();
+            assert!(
+                (1..=3).contains(&searched.len()) && searched.iter().all(|c| c["marker"].is_null()),
+                "{why}: {a:#}"
+            );
+            assert!(a.get("claims").is_none(), "{why}");
             assert_eq!(a["answer"], answer);
             assert_eq!(server.chat_requests(), 1);
             let row = stored(&kb);
@@ -129,6 +136,16 @@ fn invalid_or_missing_markers_and_refusal_phrases_are_self_judged_refusals() {
             );
         }
     }
+    // The human output lists them under the model's reply.
+    let (_server, kb) = scripted(Wire::Ollama, "INSUFFICIENT EVIDENCE");
+    let out = kb.run(&["ask", QUESTION]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("Searched, but the model found no answer in:\n  · tech/raft-consensus.md#L")
+            && text.contains("(score ")
+            && text.contains("chunks searched, 0 grounded"),
+        "{text}"
+    );
 }
 
 #[test]

@@ -50,6 +50,9 @@ pub enum Script {
     /// Open a token's line and never end it: `bytes` more of its text per
     /// interval (until the client goes away, or [`FOREVER`] passes).
     Unterminated { bytes: usize, every: Duration },
+    /// The n-th chat request (from 0) gets the n-th script, round and
+    /// round.
+    Sequence(Vec<Script>),
 }
 
 /// How long a never-ending script streams at most.
@@ -235,12 +238,16 @@ fn serve(conn: TcpStream, wire: Wire, script: &Script, seen: &Seen) {
             &json!({"object": "list", "data": [{"id": MODEL, "object": "model", "created": 1, "owned_by": "test"}]}),
         ),
         ("POST", "/api/chat") | ("POST", "/v1/chat/completions") => {
-            seen.chat_requests.fetch_add(1, Ordering::SeqCst);
+            let n = seen.chat_requests.fetch_add(1, Ordering::SeqCst);
             seen.chat_bodies
                 .lock()
                 .unwrap()
                 .push(serde_json::from_slice(&body).unwrap_or(Value::Null));
             seen.streaming.fetch_add(1, Ordering::SeqCst);
+            let script = match script {
+                Script::Sequence(steps) => &steps[n % steps.len()],
+                other => other,
+            };
             chat(&mut out, wire, script);
             seen.streaming.fetch_sub(1, Ordering::SeqCst);
         }
@@ -355,7 +362,7 @@ fn chat(out: &mut TcpStream, wire: Wire, script: &Script) {
             std::thread::sleep(*d);
             (tokens("late answer [#1]"), None)
         }
-        Script::ModelMissing => unreachable!(),
+        Script::ModelMissing | Script::Sequence(_) => unreachable!(),
     };
     for (i, t) in tokens.iter().enumerate() {
         if Some(i) == cut {

@@ -1,6 +1,6 @@
 //! `[search.rerank]` with a real ONNX cross-encoder graph run by ONNX
 //! Runtime (`tests/fixtures/reranker/model.onnx`, built by
-//! `scripts/make-test-reranker.py`: it scores a pair by the share of the
+//! `scripts/make-test-cross-encoder.py`: it scores a pair by the share of the
 //! passage's word pieces that occur in the query) behind the MiniLM
 //! tokenizer: search, ask and `eval beir` use it; a missing model is an
 //! error with a hint.
@@ -10,22 +10,12 @@ use std::path::Path;
 use serde_json::Value;
 
 use crate::llm_server::{LlmServer, Script, Wire, tokens};
-use crate::support::{Kb, NO_EMBEDDINGS, assets_dir, doctor_check, embedding_config};
+use crate::support::{Kb, NO_EMBEDDINGS, cross_encoder_dir, doctor_check, embedding_config};
 
-/// A model directory (outside any corpus) holding the test graph and the
-/// MiniLM tokenizer.
+/// A model directory holding the test reranker graph and the MiniLM
+/// tokenizer.
 fn reranker_dir() -> tempfile::TempDir {
-    let holder = tempfile::tempdir().unwrap();
-    let dir = holder.path();
-    let fixture =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/reranker/model.onnx");
-    std::fs::copy(fixture, dir.join("model.onnx")).unwrap();
-    std::fs::copy(
-        assets_dir().join("models/all-minilm-l6-v2/tokenizer.json"),
-        dir.join("tokenizer.json"),
-    )
-    .unwrap();
-    holder
+    cross_encoder_dir("reranker")
 }
 
 /// `[search.rerank]` over `dir`, plus ONNX Runtime from the assets.

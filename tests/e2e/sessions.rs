@@ -8,6 +8,7 @@ use serde_json::Value;
 
 use crate::ask::ask;
 use crate::llm_server::{LlmServer, Script, Wire, tokens};
+use crate::mcp::{call, error_code, mcp, ok};
 use crate::support::{Kb, NO_EMBEDDINGS};
 use crate::wire_schema::assert_conforms;
 
@@ -184,4 +185,65 @@ fn sessions_are_listed_shown_and_deleted() {
     // The id can be used again: a new conversation from turn 0.
     let (again, _, _) = ask(&kb, "What does the heron do?", &["--session", "birds"]);
     assert_eq!(again["turn_index"], 0);
+}
+
+#[test]
+fn mcp_clients_list_show_and_delete_sessions_and_ask_multi_hop() {
+    let (server, kb) = scripted("A grey heron waits motionless by reeds [#1].");
+    let steps = serde_json::json!([
+        call(
+            "ask",
+            serde_json::json!({ "question": "What does the heron do?", "session": "birds" })
+        ),
+        call(
+            "ask",
+            serde_json::json!({ "question": "And by the reeds?", "session": "birds" })
+        ),
+        call("list_sessions", serde_json::json!({})),
+        call("show_session", serde_json::json!({ "session_id": "birds" })),
+        call(
+            "delete_session",
+            serde_json::json!({ "session_id": "birds" })
+        ),
+        call("list_sessions", serde_json::json!({})),
+        call("show_session", serde_json::json!({ "session_id": "birds" })),
+        call("show_session", serde_json::json!({ "id": "birds" })),
+        // The model's reply is no plan: a multi-hop ask is refused as such.
+        call(
+            "ask",
+            serde_json::json!({ "question": "What does the heron do?", "multi_hop": "always" })
+        ),
+        call(
+            "ask",
+            serde_json::json!({ "question": "What does the heron do?", "multi_hop": "sometimes" })
+        ),
+    ]);
+    let r = mcp(&kb, steps);
+    let res = &r["results"];
+    assert_eq!(ok(&res[1])["turn_index"], 1);
+    let list = ok(&res[2]);
+    assert_conforms("session_list.v1", list);
+    assert_eq!(list["sessions"][0]["session_id"], "birds");
+    assert_eq!(list["sessions"][0]["turns"], 2);
+    let view = ok(&res[3]);
+    assert_conforms("session.v1", view);
+    assert_eq!(view["turns"][1]["question"], "And by the reeds?");
+    let deleted = ok(&res[4]);
+    assert_conforms("session_delete.v1", deleted);
+    assert_eq!(deleted["turns_deleted"], 2);
+    assert_eq!(ok(&res[5])["sessions"], serde_json::json!([]));
+    assert_eq!(error_code(&res[6]), "session_not_found");
+    assert_eq!(error_code(&res[7]), "invalid_input");
+    let refused = ok(&res[8]);
+    assert_eq!(refused["refusal_reason"], "multi_hop_decompose_failed");
+    assert_eq!(refused["hops"][0]["kind"], "decompose");
+    assert_eq!(error_code(&res[9]), "invalid_input");
+    assert_eq!(res[9]["structured"]["details"]["field"], "multi_hop");
+    assert_eq!(server.chat_requests(), 3);
+    // The tools say what they do to the index.
+    let tools = r["tools"].as_array().unwrap();
+    let annotations =
+        |name: &str| tools.iter().find(|t| t["name"] == name).unwrap()["annotations"].clone();
+    assert_eq!(annotations("list_sessions")["readOnlyHint"], true);
+    assert_eq!(annotations("delete_session")["destructiveHint"], true);
 }

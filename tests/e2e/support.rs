@@ -456,3 +456,21 @@ impl<'a> Unprivileged<'a> {
         )
     }
 }
+
+/// A model directory (outside any corpus) holding the test cross-encoder
+/// graph `tests/fixtures/<fixture>/model.onnx` and the MiniLM tokenizer.
+pub fn cross_encoder_dir(fixture: &str) -> tempfile::TempDir {
+    let holder = tempfile::tempdir().unwrap();
+    let dir = holder.path();
+    let graph = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/fixtures")
+        .join(fixture)
+        .join("model.onnx");
+    std::fs::copy(graph, dir.join("model.onnx")).unwrap();
+    std::fs::copy(
+        assets_dir().join("models/all-minilm-l6-v2/tokenizer.json"),
+        dir.join("tokenizer.json"),
+    )
+    .unwrap();
+    holder
+}

@@ -10,7 +10,7 @@ Reads a plan (JSON) on stdin:
              {"concurrently": [{"call": "ask", ...}, {"call": "search", "after": 1.0, ...}]},
              ...]}
 Prints one JSON object on stdout:
-  {"server": {...}, "tools": [{name, inputSchema}], "results": [
+  {"server": {...}, "tools": [{name, inputSchema, annotations}], "results": [
      {"is_error": bool, "structured": {...}, "text": "..."} | null for signals
      | for "concurrently", a list of results, each with "started" and "ended"
        (seconds since the step began; a call starts `after` seconds in)],
@@ -73,7 +73,14 @@ async def run(plan):
             }
             listed = await session.list_tools()
             out["tools"] = [
-                {"name": t.name, "inputSchema": t.input_schema} for t in listed.tools
+                {
+                    "name": t.name,
+                    "inputSchema": t.input_schema,
+                    "annotations": t.annotations.model_dump(by_alias=True, exclude_none=True)
+                    if t.annotations
+                    else None,
+                }
+                for t in listed.tools
             ]
             for step in plan["steps"]:
                 if "concurrently" in step:

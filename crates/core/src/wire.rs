@@ -325,7 +325,12 @@ pub struct Answer {
     /// a failed generation, any partial answer kept: `llm_stream_aborted`
     /// (the stream broke or was cancelled), `timeout` (not finished within
     /// `timeout_secs`), `answer_too_long` (past `max_answer_tokens`),
-    /// `model_unreachable`, `model_not_pulled`.
+    /// `model_unreachable`, `model_not_pulled`; a multi-hop ask whose
+    /// question could not be split into search queries:
+    /// `multi_hop_decompose_failed`; an answer the verification model
+    /// (`[rag.verify]`) did not find entailed by its evidence:
+    /// `nli_verification_failed`, or that could not be checked because the
+    /// model would not load or run: `nli_model_unavailable`.
     pub refusal_reason: Option<&'static str>,
     pub model: ModelRef,
     /// The embedding model, when vectors took part in retrieval.
@@ -349,6 +354,46 @@ pub struct Answer {
     /// How fresh each root searched is, as in `search_response.v1`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub roots: Vec<RootFreshness>,
+    /// The steps of a multi-hop ask, in order (absent for a single pass).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hops: Option<Vec<Hop>>,
+    /// The verification model's verdict on the answer (`[rag.verify]`);
+    /// absent when no verification ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verification: Option<Verification>,
+}
+
+/// One step of a multi-hop ask.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct Hop {
+    /// `decompose` (the question split into search queries), `continue`
+    /// (the model asked for more evidence), `stop` (the evidence is enough,
+    /// or `forced_stop`), `synthesize` (the answer written from all the
+    /// evidence gathered).
+    pub kind: &'static str,
+    /// The step's place in the loop: 0 for `decompose`, then 1, 2, …
+    pub iter: u32,
+    /// The search queries this step asked for.
+    pub sub_queries: Vec<String>,
+    /// Chunks those queries added to the evidence (new chunks past the
+    /// score gate).
+    pub context_chunks_added: u32,
+    /// How long the step's model call took.
+    pub llm_call_ms: u64,
+    /// The loop stopped although the model asked for more: `[rag]
+    /// max_depth` reached or the multi-hop time budget spent.
+    pub forced_stop: bool,
+}
+
+/// The entailment check of an answer against its evidence.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct Verification {
+    /// The entailment probability of the least supported sentence.
+    pub nli_score: f32,
+    /// The threshold it had to reach (`[rag.verify] threshold`).
+    pub nli_threshold: f32,
+    /// `nli_score >= nli_threshold`.
+    pub nli_passed: bool,
 }
 
 /// A sentence of a grounded answer and the evidence it cites.

@@ -136,6 +136,13 @@ enum Command {
         /// primary, secondary or generated.
         #[arg(long, value_name = "LEVEL")]
         trust_min: Option<String>,
+        /// Split the question into searches and gather evidence hop by hop
+        /// before answering (compound questions; `[rag] multi_hop`, `max_depth`).
+        #[arg(long, conflicts_with = "single_pass")]
+        multi_hop: bool,
+        /// Answer in one retrieval pass even when `[rag] multi_hop` is on.
+        #[arg(long)]
+        single_pass: bool,
     },
     /// Check the configuration, index, plugins and model server.
     Doctor,
@@ -582,7 +589,14 @@ fn dispatch(
             roots,
             lang,
             trust_min,
+            multi_hop,
+            single_pass,
         } => {
+            let multi_hop = match (multi_hop, single_pass) {
+                (true, _) => Some("always".to_string()),
+                (_, true) => Some("off".to_string()),
+                _ => None,
+            };
             let input = kebab::api::ask::AskInput {
                 question,
                 session,
@@ -591,6 +605,7 @@ fn dispatch(
                 roots,
                 lang,
                 trust_min,
+                multi_hop,
                 explain,
             };
             ask(&Session::new(config, paths).for_one_query(), &input, json)

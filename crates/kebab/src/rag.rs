@@ -1,9 +1,13 @@
-//! `kebab ask`: retrieve → score gate → pack evidence → prompt (`[rag]
-//! prompt_template_version`, [`prompt`]) → stream → strict `[#n]` citation check → answer, persisted
-//! on every path.
+//! `kebab ask`: retrieve (in one pass, or hop by hop: [`multi_hop`]) →
+//! score gate → pack evidence → prompt (`[rag] prompt_template_version`,
+//! [`prompt`]) → stream → strict `[#n]` citation check → verification
+//! ([`verify`], when `[rag.verify]` is on) → answer, persisted on every
+//! path.
 
 pub mod config;
+pub mod multi_hop;
 pub mod prompt;
+mod verify;
 
 use std::sync::atomic::AtomicBool;
 use std::time::Instant;
@@ -11,8 +15,8 @@ use std::time::Instant;
 use serde_json::{Value, json};
 
 use kebab_core::wire::{
-    Answer, AnswerCitation, AnswerClaim, AnswerRetrieval, ClaimEvidence, EmbeddingRef, ModelRef,
-    Usage,
+    Answer, AnswerCitation, AnswerClaim, AnswerRetrieval, ClaimEvidence, EmbeddingRef, Hop,
+    ModelRef, Usage, Verification,
 };
 use kebab_plugin_sdk::text::estimate_tokens;
 use kebab_search::config::SearchConfig;
@@ -20,7 +24,8 @@ use kebab_search::search::{self, Retrieved};
 use kebab_store::{AnswerRow, ChunkFilter, Store, TurnRow};
 
 use crate::llm::{Completion, LlmClient, LlmError};
-pub use config::RagConfig;
+pub use config::{MultiHop, RagConfig};
+use multi_hop::End;
 pub use prompt::{Packed, Template};
 
 /// Candidates listed with a score-gate refusal.
@@ -61,6 +66,11 @@ pub struct AskOptions<'a> {
     pub lang: Option<String>,
     /// Only evidence from documents trusted at least this much.
     pub trust_min: Option<kebab_core::trust::TrustLevel>,
+    /// Multi-hop or one pass [default: `[rag] multi_hop`].
+    pub multi_hop: Option<MultiHop>,
+    /// The entailment model of `[rag.verify]` when verification is on, or
+    /// why it is unavailable (the answer is then refused).
+    pub verifier: Option<Result<&'a kebab_search::nli::NliModel, &'a str>>,
 }
 
 /// Everything `ask` produced, for printing.
@@ -72,6 +82,9 @@ pub struct AskOutcome {
     pub packed: Vec<Packed>,
     /// Set when the model call failed (the answer then holds any partial text).
     pub error: Option<LlmError>,
+    /// Whether the answer's tokens went to `on_token` as they came (not
+    /// when the answer had to be verified first).
+    pub streamed: bool,
 }
 
 /// Answer `question` from the index.
@@ -93,51 +106,78 @@ pub fn ask(
     let query = follow_up_query(question, history.last());
     let mode = retrieval_mode(opts)?;
     let vectors = opts.vectors.filter(|_| mode != search::Mode::Lexical);
-    let retrieved = retrieve(store, opts, &query, k, mode)?;
-    // The gate needs a bounded relevance: the best chunk's share of the
-    // question's words or its cosine similarity, whichever is larger.
-    let top_score = retrieved.iter().map(|r| r.relevance).fold(0.0, f64::max);
-    let korean = kebab_search::korean::has_hangul(question);
-    let mut draft = Draft::new(
-        llm,
-        rag,
-        question,
-        k,
-        top_score,
-        retrieved.len(),
-        opts,
-        history.len(),
-    );
+    let mut draft = Draft::new(llm, rag, question, k, opts, history.len());
     draft.mode = mode.as_str();
     draft.embedding = vectors.map(|v| EmbeddingRef::from(v.embedder.spec()));
-
-    let (packed, error) = if retrieved.is_empty() {
-        draft.refuse(
-            "no_chunks",
-            refusal_text(korean, "no_chunks", rag.score_gate, &[]),
-            Vec::new(),
-        );
-        (Vec::new(), None)
-    } else if top_score < rag.score_gate {
-        let nearest = &retrieved[..retrieved.len().min(CANDIDATES)];
-        let candidates: Vec<AnswerCitation> = nearest
-            .iter()
-            .map(|r| AnswerCitation {
-                marker: None,
-                citation: r.hit.citation.clone(),
-            })
-            .collect();
-        let text = refusal_text(korean, "score_gate", rag.score_gate, nearest);
-        draft.refuse("score_gate", text, candidates);
-        (Vec::new(), None)
-    } else {
-        let turn = Turn {
-            question,
-            history: &history,
-            explain: opts.explain,
-        };
-        generate(&mut draft, llm, rag, &turn, &retrieved, on_token, cancel)
+    // An answer that must pass verification is not shown before it has.
+    let streamed = opts.verifier.is_none();
+    let mut quiet = |_: &str| {};
+    let on_token: &mut dyn FnMut(&str) = if streamed { on_token } else { &mut quiet };
+    let turn = Turn {
+        question,
+        history: &history,
+        explain: opts.explain,
     };
+    let multi_hop = opts.multi_hop.unwrap_or_else(|| rag.multi_hop());
+    let single_pass =
+        |draft: &mut Draft<'_>, on_token: &mut dyn FnMut(&str)| -> Result<_, search::SearchError> {
+            let retrieved = retrieve(store, opts, &query, k, mode)?;
+            draft.returned = retrieved.len();
+            let (packed, error) = answer_from(draft, &turn, &retrieved, on_token, cancel);
+            Ok((retrieved, packed, error))
+        };
+    let (retrieved, packed, error) = if multi_hop == MultiHop::Off {
+        single_pass(&mut draft, on_token)?
+    } else {
+        let auto = multi_hop == MultiHop::Auto;
+        let gathered =
+            multi_hop::gather(store, llm, rag, opts, question, &query, mode, auto, cancel)?;
+        draft.notes = gathered.notes;
+        draft.hops = Some(gathered.hops);
+        draft.returned = gathered.candidates.len();
+        match gathered.end {
+            Some(End::SinglePass) => single_pass(&mut draft, on_token)?,
+            Some(End::DecomposeFailed) => {
+                let korean = kebab_search::korean::has_hangul(question);
+                let text = refusal_text(korean, "multi_hop_decompose_failed", rag.score_gate, &[]);
+                draft.refuse("multi_hop_decompose_failed", text, Vec::new());
+                (gathered.candidates, Vec::new(), None)
+            }
+            Some(End::Model(e)) => {
+                draft.failed(&e);
+                (gathered.candidates, Vec::new(), Some(e))
+            }
+            None => {
+                draft.template = &prompt::RAG_MULTI_HOP_V1;
+                let timer = Instant::now();
+                // With no chunk past the gate, the candidates make the
+                // gate's refusal.
+                let evidence = if gathered.evidence.is_empty() {
+                    &gathered.candidates
+                } else {
+                    &gathered.evidence
+                };
+                let (packed, error) = answer_from(&mut draft, &turn, evidence, on_token, cancel);
+                if !packed.is_empty() {
+                    let iter = draft.hops.as_ref().map_or(0, |h| h.len() as u32);
+                    draft.hops.get_or_insert_with(Vec::new).push(Hop {
+                        kind: "synthesize",
+                        iter,
+                        sub_queries: Vec::new(),
+                        context_chunks_added: 0,
+                        llm_call_ms: timer.elapsed().as_millis() as u64,
+                        forced_stop: false,
+                    });
+                }
+                (gathered.candidates, packed, error)
+            }
+        }
+    };
+    if draft.grounded
+        && let Some(verifier) = opts.verifier
+    {
+        draft.verify(verifier, &packed, &retrieved);
+    }
     let mut answer = draft.finish(started);
     if answer.grounded {
         answer.claims = claims(&answer.answer, &packed);
@@ -147,9 +187,53 @@ pub fn ask(
         retrieved,
         packed,
         error,
+        streamed,
     };
     record(store, &draft, &outcome, opts, &history, question, llm)?;
     Ok(outcome)
+}
+
+/// Gate `retrieved` and, when the best chunk passes, answer from it: no
+/// chunks and a best chunk under the gate are refused without asking the
+/// model. The packed evidence and the model's error.
+fn answer_from(
+    draft: &mut Draft<'_>,
+    turn: &Turn<'_>,
+    retrieved: &[Retrieved],
+    on_token: &mut dyn FnMut(&str),
+    cancel: &AtomicBool,
+) -> (Vec<Packed>, Option<LlmError>) {
+    // The gate needs a bounded relevance: the best chunk's share of the
+    // question's words or its cosine similarity, whichever is larger.
+    draft.top_score = retrieved.iter().map(|r| r.relevance).fold(0.0, f64::max);
+    let korean = kebab_search::korean::has_hangul(turn.question);
+    let gate = draft.rag.score_gate;
+    if retrieved.is_empty() {
+        draft.refuse(
+            "no_chunks",
+            refusal_text(korean, "no_chunks", gate, &[]),
+            Vec::new(),
+        );
+        (Vec::new(), None)
+    } else if draft.top_score < gate {
+        let nearest = &retrieved[..retrieved.len().min(CANDIDATES)];
+        let text = refusal_text(korean, "score_gate", gate, nearest);
+        draft.refuse("score_gate", text, candidates(nearest));
+        (Vec::new(), None)
+    } else {
+        generate(draft, turn, retrieved, on_token, cancel)
+    }
+}
+
+/// `retrieved` as the citations of a refusal (no markers).
+fn candidates(retrieved: &[Retrieved]) -> Vec<AnswerCitation> {
+    retrieved
+        .iter()
+        .map(|r| AnswerCitation {
+            marker: None,
+            citation: r.hit.citation.clone(),
+        })
+        .collect()
 }
 
 /// Characters of the previous answer a follow-up is retrieved with.
@@ -180,7 +264,7 @@ pub fn refuse_without_index(
     opts: &AskOptions<'_>,
 ) -> Answer {
     let k = opts.k.unwrap_or(rag.k).max(1);
-    let mut draft = Draft::new(llm, rag, question, k, 0.0, 0, opts, 0);
+    let mut draft = Draft::new(llm, rag, question, k, opts, 0);
     let korean = kebab_search::korean::has_hangul(question);
     draft.refuse(
         "no_index",
@@ -243,29 +327,34 @@ struct Turn<'a> {
     explain: bool,
 }
 
+/// The tokens left for evidence when `template`'s system prompt, the
+/// question and the answer have theirs (at most `[rag]
+/// max_context_tokens`, at least 1).
+fn evidence_budget(llm: &LlmClient, rag: &RagConfig, template: &Template, question: &str) -> u32 {
+    rag.max_context_tokens
+        .min(llm.config().context_tokens.saturating_sub(
+            estimate_tokens(&template.system_prompt())
+                + estimate_tokens(question)
+                + llm.config().max_answer_tokens,
+        ))
+        .max(1)
+}
+
 /// Pack the evidence into the model's budget, ask the model, and let the
 /// draft judge the completion; the packed evidence and the model's error.
 fn generate(
     draft: &mut Draft<'_>,
-    llm: &LlmClient,
-    rag: &RagConfig,
     turn: &Turn<'_>,
     retrieved: &[Retrieved],
     on_token: &mut dyn FnMut(&str),
     cancel: &AtomicBool,
 ) -> (Vec<Packed>, Option<LlmError>) {
-    let budget = rag
-        .max_context_tokens
-        .min(llm.config().context_tokens.saturating_sub(
-            estimate_tokens(&rag.template().system_prompt())
-                + estimate_tokens(turn.question)
-                + llm.config().max_answer_tokens,
-        ))
-        .max(1);
+    let (llm, template) = (draft.llm, draft.template);
+    let budget = evidence_budget(llm, draft.rag, template, turn.question);
     let packed = pack(retrieved, budget);
     let used: u32 = packed.iter().map(|p| p.tokens).sum();
     let messages = prompt::messages(
-        rag.template(),
+        template,
         turn.question,
         &packed,
         turn.history,
@@ -382,17 +471,13 @@ pub fn markers(text: &str) -> Vec<Option<u32>> {
 /// and, for each, the entry's line sharing the most words with the
 /// sentence: what `ask --explain` shows and every front end receives.
 pub fn claims(answer: &str, packed: &[Packed]) -> Vec<AnswerClaim> {
-    answer
-        .split_inclusive(['.', '!', '?', '。', '\n'])
+    sentences(answer)
         .filter_map(|sentence| {
             let cited = markers(sentence);
             if cited.is_empty() {
                 return None;
             }
-            let text = strip_markers(sentence)
-                .trim()
-                .trim_end_matches(['.', '!', '?', '。'])
-                .to_string();
+            let text = claim_text(sentence);
             let evidence = cited
                 .into_iter()
                 .flatten()
@@ -408,6 +493,20 @@ pub fn claims(answer: &str, packed: &[Packed]) -> Vec<AnswerClaim> {
             Some(AnswerClaim { text, evidence })
         })
         .collect()
+}
+
+/// The sentences of an answer, each with its markers and end mark.
+fn sentences(answer: &str) -> impl Iterator<Item = &str> {
+    answer.split_inclusive(['.', '!', '?', '。', '\n'])
+}
+
+/// A sentence as a claim reads: without its markers, blanks and end mark.
+fn claim_text(sentence: &str) -> String {
+    strip_markers(sentence)
+        .trim()
+        .trim_end_matches(['.', '!', '?', '。'])
+        .trim_end()
+        .to_string()
 }
 
 /// `text` without its strict `[#n]` markers.
@@ -476,6 +575,13 @@ fn refusal_text(korean: bool, reason: &str, gate: f64, candidates: &[Retrieved])
             "Nothing is indexed yet, so there is no evidence to answer from (`kebab ingest <dir>`)."
                 .to_string()
         }
+        ("multi_hop_decompose_failed", true) => {
+            "근거 부족. 질문을 검색어로 나누지 못했습니다 (모델의 분해 응답을 읽을 수 없음). --multi-hop 없이 다시 물어보세요.".to_string()
+        }
+        ("multi_hop_decompose_failed", false) => {
+            "Could not split the question into searches: the model's plan was not readable. Ask again, or without --multi-hop."
+                .to_string()
+        }
         ("no_chunks", true) => "근거 부족. KB 에 해당 내용 없음.".to_string(),
         ("no_chunks", false) => {
             "Not enough evidence: nothing in the knowledge base matches.".to_string()
@@ -520,17 +626,22 @@ struct Draft<'a> {
     mode: &'static str,
     /// The embedding model, when the vector channel took part.
     embedding: Option<EmbeddingRef>,
+    /// The template the answer is written with.
+    template: &'static Template,
+    /// A multi-hop ask's steps.
+    hops: Option<Vec<Hop>>,
+    /// The verification model's verdict.
+    verification: Option<Verification>,
+    /// Why the answer was made with less than asked.
+    notes: Vec<String>,
 }
 
 impl<'a> Draft<'a> {
-    #[allow(clippy::too_many_arguments)]
     fn new(
         llm: &'a LlmClient,
         rag: &'a RagConfig,
         question: &'a str,
         k: usize,
-        top_score: f64,
-        returned: usize,
         opts: &AskOptions<'_>,
         turns: usize,
     ) -> Draft<'a> {
@@ -543,8 +654,8 @@ impl<'a> Draft<'a> {
             rag,
             question,
             k,
-            top_score,
-            returned,
+            top_score: 0.0,
+            returned: 0,
             text: String::new(),
             grounded: false,
             reason: None,
@@ -558,6 +669,10 @@ impl<'a> Draft<'a> {
             turn_index: opts.session.as_ref().map(|_| turns as u32),
             mode: "lexical",
             embedding: None,
+            template: rag.template(),
+            hops: None,
+            verification: None,
+            notes: Vec::new(),
         }
     }
 
@@ -582,6 +697,65 @@ impl<'a> Draft<'a> {
                     citation: packed[m as usize - 1].retrieved.hit.citation.clone(),
                 })
                 .collect();
+        } else {
+            // What was searched, for the refusal (design §1.4).
+            let searched: Vec<Retrieved> = packed
+                .iter()
+                .take(CANDIDATES)
+                .map(|p| p.retrieved.clone())
+                .collect();
+            self.citations = candidates(&searched);
+        }
+    }
+
+    /// Check the grounded answer with the verification model (or refuse it
+    /// when the model is unavailable); a failed check refuses the answer,
+    /// its evidence listed as the candidates.
+    fn verify(
+        &mut self,
+        verifier: Result<&kebab_search::nli::NliModel, &str>,
+        packed: &[Packed],
+        retrieved: &[Retrieved],
+    ) {
+        let korean = kebab_search::korean::has_hangul(self.question);
+        let threshold = self.rag.verify.threshold;
+        let nearest = &retrieved[..retrieved.len().min(CANDIDATES)];
+        let verdict = verifier.and_then(|model| {
+            verify::verify(model, &self.text, packed, threshold).map_err(|e| {
+                self.notes.push(format!("verification: {e}"));
+                "the verification model failed to run"
+            })
+        });
+        match verdict {
+            Ok(v) if v.nli_passed => self.verification = Some(v),
+            Ok(v) => {
+                let text = if korean {
+                    format!(
+                        "근거 부족. 답변이 근거로 확인되지 않았습니다 (함의 {:.2}, 기준 {:.2}).",
+                        v.nli_score, v.nli_threshold
+                    )
+                } else {
+                    format!(
+                        "Not enough evidence: the answer was not confirmed by its evidence \
+                         (entailment {:.2}, below the {:.2} threshold).",
+                        v.nli_score, v.nli_threshold
+                    )
+                };
+                self.grounded = false;
+                self.verification = Some(v);
+                self.refuse("nli_verification_failed", text, candidates(nearest));
+            }
+            Err(why) => {
+                let text = if korean {
+                    format!("답변을 검증하지 못했습니다: 검증 모델을 쓸 수 없습니다 ({why}).")
+                } else {
+                    format!(
+                        "The answer could not be verified: the verification model is unavailable ({why})."
+                    )
+                };
+                self.grounded = false;
+                self.refuse("nli_model_unavailable", text, candidates(nearest));
+            }
         }
     }
 
@@ -604,7 +778,7 @@ impl<'a> Draft<'a> {
                 provider: cfg.provider.as_str(),
             },
             embedding: self.embedding.clone(),
-            prompt_template_version: self.rag.template().version,
+            prompt_template_version: self.template.version,
             retrieval: AnswerRetrieval {
                 trace_id: self.trace_id.clone(),
                 mode: self.mode,
@@ -622,9 +796,11 @@ impl<'a> Draft<'a> {
             created_at: kebab_core::clock::now_rfc3339(),
             conversation_id: self.conversation_id.clone(),
             turn_index: self.turn_index,
-            notes: Vec::new(),
+            notes: self.notes.clone(),
             claims: Vec::new(),
             roots: Vec::new(),
+            hops: self.hops.clone(),
+            verification: self.verification.clone(),
         }
     }
 
@@ -654,6 +830,11 @@ impl<'a> Draft<'a> {
             created_at: a.created_at.clone(),
             conversation_id: a.conversation_id.clone(),
             turn_index: a.turn_index,
+            hops: a.hops.as_ref().and_then(|h| serde_json::to_value(h).ok()),
+            verification: a
+                .verification
+                .as_ref()
+                .and_then(|v| serde_json::to_value(v).ok()),
         }
     }
 }

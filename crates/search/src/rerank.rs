@@ -5,10 +5,8 @@
 //! (`[search.rerank]`); applied by search, ask and `kebab eval beir`
 //! (`hybrid+rerank`).
 //!
-//! A model directory holds `model.onnx` and `tokenizer.json`, like an
-//! embedding model's; the graph takes the tokenised pair (`input_ids`,
-//! `attention_mask`, `token_type_ids`) and returns one logit per pair
-//! (`[batch, 1]` or `[batch]`; with two classes, the second is "relevant").
+//! The model is a [`CrossEncoder`] returning one logit per pair (`[batch,
+//! 1]` or `[batch]`; with two classes, the second is "relevant").
 //! Sentence-transformers cross-encoders (`cross-encoder/ms-marco-MiniLM-L-6-v2`
 //! exported with `optimum-cli export onnx`) have this shape.
 
@@ -16,8 +14,8 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
+use crate::cross_encoder::{CrossEncoder, CrossEncoderError};
 use crate::embed::EmbedError;
-use crate::embed::onnx::OnnxModel;
 
 /// `[search.rerank]`.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -77,11 +75,20 @@ impl RerankError {
     }
 }
 
+impl From<CrossEncoderError> for RerankError {
+    fn from(e: CrossEncoderError) -> RerankError {
+        match e {
+            CrossEncoderError::Missing(dir) => RerankError::Missing(dir),
+            CrossEncoderError::Model(e) => RerankError::Model(e),
+            CrossEncoderError::Shape(dims) => RerankError::Shape(dims),
+        }
+    }
+}
+
 /// A loaded cross-encoder.
 pub struct Reranker {
-    model: OnnxModel,
+    model: CrossEncoder,
     top_n: usize,
-    batch_size: usize,
 }
 
 impl std::fmt::Debug for Reranker {
@@ -100,21 +107,14 @@ impl Reranker {
         runtime_candidates: &[PathBuf],
     ) -> Result<Reranker, RerankError> {
         let dir = PathBuf::from(config.path.as_deref().ok_or(RerankError::NoPath)?);
-        if !dir.join("model.onnx").is_file() || !dir.join("tokenizer.json").is_file() {
-            return Err(RerankError::Missing(dir));
-        }
-        let library = crate::embed::runtime::locate(runtime_candidates)?;
         Ok(Reranker {
-            model: OnnxModel::load(
+            model: CrossEncoder::load(
                 &dir,
-                "model.onnx",
                 config.max_length,
-                0,
-                &library,
-                crate::embed::Workload::Many,
+                config.batch_size,
+                runtime_candidates,
             )?,
             top_n: config.top_n.max(1),
-            batch_size: config.batch_size.max(1),
         })
     }
 
@@ -135,30 +135,21 @@ impl Reranker {
 
     /// The relevance logit of each passage for `query`, in order.
     pub fn scores(&self, query: &str, passages: &[&str]) -> Result<Vec<f32>, RerankError> {
-        let mut out = Vec::with_capacity(passages.len());
-        for batch in passages.chunks(self.batch_size) {
-            let pairs: Vec<(String, String)> = batch
-                .iter()
-                .map(|p| (query.to_string(), p.to_string()))
-                .collect();
-            let encodings = self
-                .model
-                .tokenizer()
-                .encode_batch(pairs, true)
-                .map_err(|e| EmbedError::Run(e.to_string()))?;
-            let output = self.model.run(&encodings)?;
-            out.extend(logits(&output.dims, &output.data, batch.len())?);
-        }
-        Ok(out)
+        let pairs: Vec<(&str, &str)> = passages.iter().map(|p| (query, *p)).collect();
+        self.model
+            .rows(&pairs)?
+            .iter()
+            .map(|row| relevance(row))
+            .collect()
     }
 }
 
-/// One logit per pair from a `[n, 1]`, `[n]` or `[n, 2]` output.
-fn logits(dims: &[usize], data: &[f32], n: usize) -> Result<Vec<f32>, RerankError> {
-    match dims {
-        [b] | [b, 1] if *b == n => Ok(data.to_vec()),
-        [b, 2] if *b == n => Ok(data.chunks(2).map(|c| c[1]).collect()),
-        _ => Err(RerankError::Shape(dims.to_vec())),
+/// The relevance logit of a row: its one logit, or the second of two
+/// classes.
+fn relevance(row: &[f32]) -> Result<f32, RerankError> {
+    match row {
+        [x] | [_, x] => Ok(*x),
+        _ => Err(RerankError::Shape(vec![1, row.len()])),
     }
 }
 
@@ -167,18 +158,13 @@ mod tests {
     use super::*;
 
     #[test]
-    fn logits_are_read_from_every_cross_encoder_shape() {
-        assert_eq!(logits(&[2, 1], &[0.5, 1.5], 2).unwrap(), vec![0.5, 1.5]);
-        assert_eq!(logits(&[2], &[0.5, 1.5], 2).unwrap(), vec![0.5, 1.5]);
-        assert_eq!(
-            logits(&[2, 2], &[9.0, 0.5, 9.0, 1.5], 2).unwrap(),
-            vec![0.5, 1.5]
-        );
+    fn relevance_is_the_one_logit_or_the_second_class() {
+        assert_eq!(relevance(&[1.5]).unwrap(), 1.5);
+        assert_eq!(relevance(&[9.0, 0.5]).unwrap(), 0.5);
         assert!(matches!(
-            logits(&[2, 3], &[0.0; 6], 2),
-            Err(RerankError::Shape(d)) if d == vec![2, 3]
+            relevance(&[0.0; 3]),
+            Err(RerankError::Shape(d)) if d == vec![1, 3]
         ));
-        assert!(logits(&[3, 1], &[0.0; 3], 2).is_err());
     }
 
     #[test]

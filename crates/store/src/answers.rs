@@ -33,6 +33,10 @@ pub struct AnswerRow {
     pub created_at: String,
     pub conversation_id: Option<String>,
     pub turn_index: Option<u32>,
+    /// A multi-hop ask's steps (`answer.v1.hops`).
+    pub hops: Option<Value>,
+    /// The verification model's verdict (`answer.v1.verification`).
+    pub verification: Option<Value>,
 }
 
 /// One stored turn of a chat session.
@@ -99,9 +103,9 @@ impl Store {
                                   prompt_template_version, retrieval_mode, retrieval_k, score_gate, top_score,
                                   chunks_returned, chunks_used, citations_json, packed_chunks_json, prompt_tokens,
                                   completion_tokens, latency_ms, created_at, conversation_id, turn_index,
-                                  embedding_model_id, embedding_dimensions)
+                                  embedding_model_id, embedding_dimensions, hops_json, verification_json)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22,
-                     ?23, ?24)",
+                     ?23, ?24, ?25, ?26)",
             params![
                 a.trace_id,
                 a.query,
@@ -126,7 +130,9 @@ impl Store {
                 a.conversation_id,
                 a.turn_index,
                 a.embedding_model_id,
-                a.embedding_dimensions
+                a.embedding_dimensions,
+                a.hops.as_ref().map(Value::to_string),
+                a.verification.as_ref().map(Value::to_string)
             ],
         )?;
         Ok(())
@@ -260,7 +266,9 @@ impl Store {
             "SELECT json_object('trace_id', trace_id, 'query', query, 'answer', answer, 'grounded', grounded,
                                 'refusal_reason', refusal_reason, 'citations', json(citations_json),
                                 'chunks_used', chunks_used, 'top_score', top_score,
-                                'conversation_id', conversation_id, 'turn_index', turn_index)
+                                'conversation_id', conversation_id, 'turn_index', turn_index,
+                                'prompt_template_version', prompt_template_version,
+                                'hops', json(hops_json), 'verification', json(verification_json))
              FROM answers ORDER BY created_at DESC, rowid DESC LIMIT ?1",
         )?;
         let rows = stmt.query_map(params![limit as i64], |r| r.get::<_, String>(0))?;

@@ -72,6 +72,11 @@ const MIGRATIONS: &[(u32, &str, &str)] = &[
         "V005__lexical_log.sql",
         include_str!("../../../migrations/V005__lexical_log.sql"),
     ),
+    (
+        6,
+        "V006__answer_hops.sql",
+        include_str!("../../../migrations/V006__answer_hops.sql"),
+    ),
 ];
 
 /// Storage failures.

@@ -8,7 +8,7 @@ use serde::Deserialize;
 
 use super::{ApiError, Session};
 use crate::llm::LlmClient;
-use crate::rag::{AskOptions, AskOutcome};
+use crate::rag::{AskOptions, AskOutcome, MultiHop};
 use kebab_search::search::Mode;
 use kebab_store::Store;
 
@@ -39,6 +39,11 @@ pub struct AskInput {
     /// `primary`, `secondary` or `generated`.
     #[serde(default)]
     pub trust_min: Option<String>,
+    /// Multi-hop: `always` (split the question into searches, gather
+    /// evidence hop by hop, then answer), `auto` (when the question is
+    /// compound) or `off` [default: the config's `[rag] multi_hop`].
+    #[serde(default)]
+    pub multi_hop: Option<String>,
     /// Keep the packed evidence with the stored answer (`--explain`).
     #[serde(skip)]
     pub explain: bool,
@@ -58,6 +63,18 @@ impl Session {
             return Err(ApiError::invalid("question", "is empty"));
         }
         let mut mode = parse_mode(input.mode.as_deref())?;
+        let multi_hop = input
+            .multi_hop
+            .as_deref()
+            .map(|m| {
+                MultiHop::parse(m).ok_or_else(|| {
+                    ApiError::invalid(
+                        "multi_hop",
+                        format!("unknown value `{m}`: expected off, auto or always"),
+                    )
+                })
+            })
+            .transpose()?;
         let llm = LlmClient::new(self.config.models.llm.clone())?;
         let mut opts = AskOptions {
             search: &self.config.search,
@@ -71,6 +88,8 @@ impl Session {
             roots: input.roots.clone(),
             lang: super::search::normalise_lang(input.lang.as_deref()),
             trust_min: super::search::parse_trust_min(input.trust_min.as_deref())?,
+            multi_hop,
+            verifier: None,
         };
         if let Err(e) = self.indexed_app() {
             return Err(match e {
@@ -93,6 +112,7 @@ impl Session {
         opts.mode = mode;
         opts.korean = self.korean_for(&input.question, &mut notes);
         opts.rerank = self.reranker()?;
+        opts.verifier = self.verifier();
         // Answers and chat turns are written through a connection of
         // their own: the session's stays a reader.
         let mut store = Store::open(&self.paths.sqlite())?;
@@ -105,7 +125,7 @@ impl Session {
             on_token,
             cancel,
         )?;
-        outcome.answer.notes = notes;
+        outcome.answer.notes.splice(0..0, notes);
         outcome.answer.roots = roots;
         Ok(outcome)
     }

@@ -324,14 +324,16 @@ fn llm_checks(
 }
 
 /// ONNX Runtime (when a local model needs it), the embedding model with
-/// its vector table, the reranker, and the Korean dictionary.
+/// its vector table, the reranker, the verification model, and the Korean
+/// dictionary.
 fn search_index_checks(app: &App) -> Vec<(&'static str, CheckResult)> {
     let mut out = Vec::new();
     let embedding = &app.config.models.embedding;
     let rerank = &app.config.search.rerank;
+    let verify = &app.config.rag.verify;
     let local_model = !embedding.model.trim().is_empty()
         && embedding.provider == kebab_search::embed::Provider::Onnx;
-    if local_model || rerank.enabled {
+    if local_model || rerank.enabled || verify.enabled() {
         out.push((
             "onnx_runtime",
             kebab_search::embed::runtime::locate(&app.runtime_candidates())
@@ -345,6 +347,14 @@ fn search_index_checks(app: &App) -> Vec<(&'static str, CheckResult)> {
             "reranker",
             kebab_search::rerank::Reranker::load(rerank, &app.runtime_candidates())
                 .and_then(|r| r.probe())
+                .map_err(|e| (e.to_string(), e.hint())),
+        ));
+    }
+    if verify.enabled() {
+        out.push((
+            "nli_model",
+            kebab_search::nli::NliModel::load(verify, &app.runtime_candidates())
+                .and_then(|m| m.probe())
                 .map_err(|e| (e.to_string(), e.hint())),
         ));
     }

@@ -423,13 +423,7 @@ impl Session {
             }
             let input = super::ask::AskInput {
                 question: q.query.clone(),
-                session: None,
-                mode: None,
-                k: None,
-                roots: Vec::new(),
-                lang: None,
-                trust_min: None,
-                explain: false,
+                ..Default::default()
             };
             let answer = self.ask(&input, &mut |_| {}, cancel)?.answer;
             out.push(eval::score_answer(

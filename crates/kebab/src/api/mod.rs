@@ -43,6 +43,7 @@ use crate::fetch::FetchResult;
 use kebab_core::wire::DocSummary;
 use kebab_search::embed::{Embedder, Workload};
 use kebab_search::korean::KoreanAnalyzer;
+use kebab_search::nli::NliModel;
 use kebab_search::rerank::Reranker;
 use kebab_search::search::VectorChannel;
 use kebab_store::vector::VectorStore;
@@ -113,6 +114,9 @@ struct Loaded {
     vectors: OnceLock<Result<Option<(Embedder, VectorStore)>, VectorsOff>>,
     /// The cross-encoder, once loaded (`None`: reranking is off).
     reranker: OnceLock<Option<Reranker>>,
+    /// The verification model (`None`: verification is off), or why it
+    /// does not load.
+    verifier: OnceLock<Option<Result<NliModel, String>>>,
 }
 
 // A sibling moves to another thread, and what siblings share is used by
@@ -486,6 +490,20 @@ impl Session {
             None
         };
         Ok(self.loaded.reranker.get_or_init(|| loaded).as_ref())
+    }
+
+    /// The verification model when `[rag.verify]` is on: loaded once, or
+    /// why it does not load (asks are then refused: fail-closed).
+    fn verifier(&self) -> Option<Result<&NliModel, &str>> {
+        let loaded = self.loaded.verifier.get_or_init(|| {
+            let config = &self.config.rag.verify;
+            config.enabled().then(|| {
+                let app = self.app().map_err(|e| e.to_string())?;
+                NliModel::load(config, &app.runtime_candidates())
+                    .map_err(|e| format!("{e}; {}", e.hint()))
+            })
+        });
+        loaded.as_ref().map(|r| r.as_ref().map_err(String::as_str))
     }
 
     /// The Korean analyser when `text` has Hangul in it and one loads (the

@@ -36,10 +36,33 @@ pub(crate) fn ask(session: &Session, input: &kebab::api::ask::AskInput, json: bo
         for note in &outcome.answer.notes {
             errln!("note: {note}");
         }
-        print_answer(&outcome, stream, input.explain, &input.question);
+        let fusion = session.config().search.fusion().label();
+        let shown = Shown {
+            streamed: stream && outcome.streamed,
+            explain: input.explain,
+            question: &input.question,
+            fusion: &fusion,
+        };
+        print_answer(&outcome, &shown);
     }
     if let Some(e) = &outcome.error {
         report_llm_error(e, &session.config().models.llm, session.paths(), json);
+        return Ok(EXIT_ERROR);
+    }
+    if outcome.answer.refusal_reason == Some("nli_model_unavailable") {
+        let report = ErrorReport {
+            schema_version: "error.v1",
+            code: "nli_model_unavailable",
+            message: "the answer could not be verified: the verification model is unavailable"
+                .into(),
+            hint: Some(
+                "`kebab doctor` shows why; set [rag.verify] path to an NLI model exported to \
+                 ONNX, or [rag.verify] threshold = 0 to answer unverified"
+                    .into(),
+            ),
+            details: None,
+        };
+        print_error_report(&report, json);
         return Ok(EXIT_ERROR);
     }
     Ok(if outcome.answer.grounded {
@@ -49,14 +72,20 @@ pub(crate) fn ask(session: &Session, input: &kebab::api::ask::AskInput, json: bo
     })
 }
 
-pub(crate) fn print_answer(
-    outcome: &kebab::rag::AskOutcome,
-    streamed: bool,
-    explain: bool,
-    question: &str,
-) {
+/// How an answer is shown.
+pub(crate) struct Shown<'a> {
+    /// Its text already went to the terminal as it came.
+    pub streamed: bool,
+    /// `--explain`: claims and the retrieval trace.
+    pub explain: bool,
+    pub question: &'a str,
+    /// The configured hybrid fusion (`rrf:60`).
+    pub fusion: &'a str,
+}
+
+pub(crate) fn print_answer(outcome: &kebab::rag::AskOutcome, shown: &Shown<'_>) {
     let a = &outcome.answer;
-    if streamed
+    if shown.streamed
         && a.refusal_reason.is_none_or(|r| {
             matches!(
                 r,
@@ -68,6 +97,7 @@ pub(crate) fn print_answer(
     } else if !a.answer.is_empty() {
         outln!("{}", a.answer);
     }
+    print_searched(outcome, shown.question);
     outln!("{}", "─".repeat(57));
     for c in a.citations.iter().filter(|c| c.marker.is_some()) {
         outln!("{} {}", c.marker.as_deref().unwrap_or(""), c.citation.uri());
@@ -94,22 +124,51 @@ pub(crate) fn print_answer(
         a.model.id,
         a.prompt_template_version
     );
-    if explain {
+    if shown.explain {
         if a.grounded {
             outln!();
             print_claims(&a.claims);
         }
         outln!();
-        print_trace(outcome, question);
+        print_trace(outcome, shown);
     }
 }
 
-/// `--explain`'s retrieval trace: the query, the gate, every retrieved
-/// chunk with its channel scores, and the model's token use.
-fn print_trace(outcome: &kebab::rag::AskOutcome, question: &str) {
+/// Under a refusal of an answer the model wrote from evidence (the model
+/// declined, or verification did not confirm it), the evidence searched
+/// (design §1.4).
+fn print_searched(outcome: &kebab::rag::AskOutcome, question: &str) {
+    let a = &outcome.answer;
+    let korean = kebab::korean::has_hangul(question);
+    let header = match (a.refusal_reason, korean) {
+        (Some("llm_self_judge"), true) => "검색은 됨, LLM 이 결론 부재 판단:",
+        (Some("llm_self_judge"), false) => "Searched, but the model found no answer in:",
+        (Some("nli_verification_failed"), true) => "검증에 쓴 근거:",
+        (Some("nli_verification_failed"), false) => "Evidence the answer was checked against:",
+        _ => return,
+    };
+    if a.citations.is_empty() {
+        return;
+    }
+    outln!("{header}");
+    for c in &a.citations {
+        let uri = c.citation.uri();
+        let score = outcome
+            .retrieved
+            .iter()
+            .find(|r| r.hit.citation.uri() == uri)
+            .map_or(String::new(), |r| format!(" (score {:.2})", r.relevance));
+        outln!("  · {uri}{score}");
+    }
+}
+
+/// `--explain`'s retrieval trace: the query, the gate, the fusion, a
+/// multi-hop ask's steps, every retrieved chunk with its channel scores,
+/// the model's token use and the embedding model.
+fn print_trace(outcome: &kebab::rag::AskOutcome, shown: &Shown<'_>) {
     let a = &outcome.answer;
     outln!("retrieval trace");
-    outln!("  query            {question:?}");
+    outln!("  query            {:?}", shown.question);
     outln!("  mode             {}", a.retrieval.mode);
     outln!("  k                {}", a.retrieval.k);
     outln!(
@@ -122,6 +181,33 @@ fn print_trace(outcome: &kebab::rag::AskOutcome, question: &str) {
             "fail"
         }
     );
+    if a.retrieval.mode == "hybrid" {
+        outln!("  fusion           {}", shown.fusion);
+    }
+    for hop in a.hops.iter().flatten() {
+        let mut line = format!("  hop {} {:<10}", hop.iter, hop.kind);
+        if !hop.sub_queries.is_empty() {
+            line.push_str(&format!(" {:?}", hop.sub_queries));
+        }
+        if hop.context_chunks_added > 0 {
+            line.push_str(&format!(" +{} chunks", hop.context_chunks_added));
+        }
+        if hop.llm_call_ms > 0 {
+            line.push_str(&format!(" {} ms", hop.llm_call_ms));
+        }
+        if hop.forced_stop {
+            line.push_str(" (forced stop)");
+        }
+        outln!("{line}");
+    }
+    if let Some(v) = &a.verification {
+        outln!(
+            "  verification     entailment {:.2} / {:.2} {}",
+            v.nli_score,
+            v.nli_threshold,
+            if v.nli_passed { "pass" } else { "fail" }
+        );
+    }
     outln!(
         "  chunks (used)    {} / {} returned",
         a.retrieval.chunks_used,
@@ -143,6 +229,13 @@ fn print_trace(outcome: &kebab::rag::AskOutcome, question: &str) {
         n(a.usage.completion_tokens),
         a.usage.latency_ms
     );
+    if let Some(e) = &a.embedding {
+        outln!(
+            "  embedding        {}  index {}",
+            e.id,
+            kebab::search::INDEX_VERSION
+        );
+    }
 }
 
 pub(crate) fn report_llm_error(
@@ -207,7 +300,7 @@ fn channel_scores(r: &kebab::wire::Retrieval) -> String {
         parts.push(format!("vec={v:.2}"));
     }
     if let Some(f) = r.fusion_score {
-        parts.push(format!("rrf={f:.2}"));
+        parts.push(format!("{}={f:.2}", r.fusion_kind.unwrap_or("fused")));
     }
     parts.join(" ")
 }

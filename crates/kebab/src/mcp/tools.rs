@@ -41,6 +41,14 @@ struct ListDocsArgs {
 #[serde(deny_unknown_fields)]
 struct NoArgs {}
 
+/// The arguments of `show_session` and `delete_session`.
+#[derive(serde::Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct SessionArgs {
+    /// The conversation's id (`ask`'s `session`; `list_sessions` lists them).
+    session_id: String,
+}
+
 /// The tools, their descriptions and input schemas.
 pub(crate) fn tools() -> Vec<Tool> {
     let read_only = || Some(ToolAnnotations::new().read_only(true));
@@ -58,6 +66,18 @@ pub(crate) fn tools() -> Vec<Tool> {
     );
     // ask records the answer (and the conversation turn) in the index.
     ask.annotations = Some(ToolAnnotations::new().read_only(false));
+    let mut delete_session = Tool::new(
+        "delete_session",
+        "Delete a conversation `ask` kept, with its turns and stored answers \
+         (session_delete.v1: what was removed).",
+        schema_for_type::<SessionArgs>(),
+    );
+    delete_session.annotations = Some(
+        ToolAnnotations::new()
+            .read_only(false)
+            .destructive(true)
+            .idempotent(true),
+    );
     vec![
         tool(
             "search",
@@ -83,6 +103,18 @@ pub(crate) fn tools() -> Vec<Tool> {
             "Every indexed document, or those of the roots given ({\"docs\": [doc_summary.v1, …]}).",
             schema_for_type::<ListDocsArgs>(),
         ),
+        tool(
+            "list_sessions",
+            "The conversations `ask` keeps (its `session` argument), most recently used first \
+             (session_list.v1).",
+            schema_for_type::<NoArgs>(),
+        ),
+        tool(
+            "show_session",
+            "One conversation turn by turn: each question, answer and its citations (session.v1).",
+            schema_for_type::<SessionArgs>(),
+        ),
+        delete_session,
         tool(
             "schema",
             "What this kebab can do: wire schemas, search modes, plugins, models, index \
@@ -143,6 +175,16 @@ pub(crate) fn dispatch(
             "list_docs" => {
                 let input = parse::<ListDocsArgs>(arguments)?;
                 json!({ "docs": session.list_docs(&input.roots)? })
+            }
+            "list_sessions" => {
+                parse::<NoArgs>(arguments)?;
+                to_value(&session.sessions()?)
+            }
+            "show_session" => {
+                to_value(&session.session_view(&parse::<SessionArgs>(arguments)?.session_id)?)
+            }
+            "delete_session" => {
+                to_value(&session.delete_session(&parse::<SessionArgs>(arguments)?.session_id)?)
             }
             "schema" => {
                 parse::<NoArgs>(arguments)?;

@@ -9,10 +9,12 @@
 //! - `GET /v1/fetch?kind=chunk&chunk_id=…&context=` (or `kind=doc&doc_id=…`,
 //!   `kind=span&doc_id=…&line_start=&line_end=`) → `fetch_result.v1`
 //! - `GET /v1/list_docs?root=` → `{"docs": [doc_summary.v1, …]}`
+//! - `GET /v1/list_sessions` → `session_list.v1`; `GET
+//!   /v1/show_session?session_id=…` → `session.v1`
 //! - `GET /v1/schema` → `schema.v1`; `GET /v1/doctor` → `doctor.v1`
 //! - `GET /healthz` → `health.v1`
 //!
-//! `ask` writes the answer into the index, so it is MCP only. A failure is
+//! `ask` and `delete_session` write into the index, so they are MCP only. A failure is
 //! its `error.v1` body with a status: 400 `invalid_input`, 404 for what is
 //! not there (`not_indexed`, `chunk_not_found`, `doc_not_found`, and an
 //! unknown tool, as `invalid_input` naming `tool`), 503 `overloaded` (with `Retry-After`), 504 `timeout`, 500
@@ -41,12 +43,15 @@ pub(super) struct State {
     pub(super) watching: bool,
 }
 
-/// The tools the API serves; `ask` writes, so it is not one of them.
+/// The tools the API serves; `ask` and `delete_session` write, so they
+/// are not among them.
 const READ_TOOLS: &[&str] = &[
     "search",
     "bulk_search",
     "fetch",
     "list_docs",
+    "list_sessions",
+    "show_session",
     "schema",
     "doctor",
 ];
@@ -111,8 +116,8 @@ async fn from_body(
 /// Run a reading tool on the engine and answer with what it returned.
 async fn call(state: &State, tool: &str, arguments: Value) -> Response {
     if !READ_TOOLS.contains(&tool) {
-        let why = if tool == "ask" {
-            "ask writes its answer to the index, so it is served over MCP (/mcp) only".into()
+        let why = if tool == "ask" || tool == "delete_session" {
+            format!("{tool} writes to the index, so it is served over MCP (/mcp) only")
         } else {
             format!(
                 "no read-only API call `{tool}`; there are {}",

@@ -1,6 +1,6 @@
 //! One ONNX transformer behind its Hugging Face tokenizer: loading both and
 //! running a batch of encodings. Shared by the embedding model and the
-//! cross-encoder reranker ([`crate::rerank`]), which differ only in what
+//! cross-encoders ([`crate::cross_encoder`]), which differ only in what
 //! they encode (single texts or pairs) and how they read the output.
 
 use std::path::Path;

@@ -1,16 +1,23 @@
 #!/usr/bin/env python3
-"""Build the tiny cross-encoder graph kebab's reranker tests run.
+"""Build the tiny cross-encoder graphs kebab's reranker and verification
+tests run.
 
-Not a trained model: a real ONNX graph with a cross-encoder's interface
+Not trained models: real ONNX graphs with a cross-encoder's interface
 (inputs `input_ids`, `attention_mask`, `token_type_ids` of a tokenised
-(query, passage) pair; output `logits` [batch, 1]) whose score is an
-interaction of the two segments: the share of the passage's word pieces
-that also occur in the query, times ten. Special and unused pieces (ids
-below 1000 in BERT vocabularies) are not counted.
+pair) whose score is an interaction of the two segments: the share of the
+second segment's word pieces that also occur in the first, times ten.
+Special and unused pieces (ids below 1000 in BERT vocabularies) are not
+counted.
 
-Usage: make-test-reranker.py OUT.onnx   (needs the `onnx` package)
-The output is committed as tests/fixtures/reranker/model.onnx; re-run this
-only to change the graph.
+- reranker (query, passage): output `logits` [batch, 1], the score.
+- `--nli` (premise, hypothesis): output `logits` [batch, 3] over
+  (entailment, neutral, contradiction) = (score, 5, 0): a hypothesis whose
+  pieces all occur in the premise is entailed with p ~ 0.99, one sharing
+  half of them with p ~ 0.5, one sharing none with p ~ 0.01.
+
+Usage: make-test-cross-encoder.py [--nli] OUT.onnx   (needs `onnx`)
+The outputs are committed as tests/fixtures/reranker/model.onnx and
+tests/fixtures/nli/model.onnx; re-run this only to change a graph.
 """
 import sys
 
@@ -18,13 +25,13 @@ import onnx
 from onnx import TensorProto, helper
 
 
-def main(out):
+def main(out, nli):
     f, i64 = TensorProto.FLOAT, TensorProto.INT64
     inputs = [
         helper.make_tensor_value_info(name, i64, ["batch", "seq"])
         for name in ("input_ids", "attention_mask", "token_type_ids")
     ]
-    output = helper.make_tensor_value_info("logits", f, ["batch", 1])
+    output = helper.make_tensor_value_info("logits", f, ["batch", 3 if nli else 1])
     const = lambda name, value, dtype=f: helper.make_node(  # noqa: E731
         "Constant", [], [name], value=helper.make_tensor(name, dtype, [len(value)] if isinstance(value, list) else [], value if isinstance(value, list) else [value])
     )
@@ -57,13 +64,24 @@ def main(out):
         helper.make_node("ReduceSum", ["passage", "axis1"], ["length"], keepdims=1),
         helper.make_node("Add", ["length", "one"], ["length1"]),
         helper.make_node("Div", ["overlap", "length1"], ["share"]),
-        helper.make_node("Mul", ["share", "ten"], ["logits"]),
+        helper.make_node("Mul", ["share", "ten"], ["score"]),
     ]
-    graph = helper.make_graph(nodes, "kebab-test-reranker", inputs, [output])
+    if nli:
+        nodes += [
+            const("zero", 0.0),
+            const("five", 5.0),
+            helper.make_node("Mul", ["score", "zero"], ["zeros"]),
+            helper.make_node("Add", ["zeros", "five"], ["fives"]),
+            helper.make_node("Concat", ["score", "fives", "zeros"], ["logits"], axis=1),
+        ]
+    else:
+        nodes.append(helper.make_node("Identity", ["score"], ["logits"]))
+    name = "kebab-test-nli" if nli else "kebab-test-reranker"
+    graph = helper.make_graph(nodes, name, inputs, [output])
     model = helper.make_model(
         graph,
         opset_imports=[helper.make_opsetid("", 18)],
-        producer_name="kebab scripts/make-test-reranker.py",
+        producer_name="kebab scripts/make-test-cross-encoder.py",
     )
     model.ir_version = 8
     onnx.checker.check_model(model)
@@ -71,4 +89,5 @@ def main(out):
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    args = sys.argv[1:]
+    main(args[-1], "--nli" in args)
