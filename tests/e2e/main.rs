@@ -25,6 +25,7 @@ mod contract;
 mod deadline;
 mod downloads;
 mod engine;
+mod external;
 mod fetch;
 mod fuzz;
 mod heal;

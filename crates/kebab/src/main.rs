@@ -46,8 +46,14 @@ enum Command {
     },
     /// Index a directory or a file.
     Ingest {
-        /// Directory or file to index.
+        /// Directory or file to index, or `-` for one document on stdin (a
+        /// file outside every root, and stdin, are kept in the data dir's
+        /// `_external/` and indexed there).
         path: PathBuf,
+        /// With `-`: the document's file name, whose extension picks the
+        /// plugin (`note.md`) [default: `<hash>.txt`].
+        #[arg(long)]
+        name: Option<String>,
         /// Exit with 2 when any file errors or is skipped as bad input.
         #[arg(long)]
         strict: bool,
@@ -514,9 +520,13 @@ fn dispatch(
 ) -> Result<u8> {
     match command {
         Command::Init { force } => init(&paths, force, json),
-        Command::Ingest { path, strict } => {
-            ingest(&Session::new(config, paths), &path, strict, json)
-        }
+        Command::Ingest { path, name, strict } => ingest(
+            &Session::new(config, paths),
+            &path,
+            name.as_deref(),
+            strict,
+            json,
+        ),
         Command::Search {
             query,
             bulk,

@@ -333,6 +333,23 @@ fn classify_one(cause: &(dyn StdError + 'static)) -> Option<Classified> {
             ));
         }
         Some(IngestError::Lock(e)) => return classify_one(e),
+        Some(IngestError::External(e)) => {
+            use crate::ingest::external::ExternalError;
+            return Some(match e {
+                ExternalError::Empty => Classified::new(
+                    "invalid_input",
+                    "pipe the document in: `cat note.md | kebab ingest - --name note.md`",
+                ),
+                ExternalError::TooLarge { .. } => Classified::new(
+                    "invalid_input",
+                    "raise [indexing] max_file_mb, or index a smaller document",
+                ),
+                ExternalError::Read { .. } | ExternalError::Write { .. } => Classified::new(
+                    "io_error",
+                    "check that the file is readable and the data dir writable",
+                ),
+            });
+        }
         Some(IngestError::Derived(derived)) => {
             return match derived {
                 DerivedError::Store(e) => classify_one(e),

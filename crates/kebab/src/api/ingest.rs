@@ -4,18 +4,22 @@
 //! between files when `cancel` is raised, and report progress as
 //! `ingest_progress.v1` events.
 
+use std::io::Read;
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
 
 use super::{ApiError, Session};
 use crate::app::App;
 use crate::indexes::Indexes;
-use crate::ingest::{IngestReport, Progress};
+use crate::ingest::{IngestError, IngestReport, Progress, external};
 use crate::watch::WatchEvent;
 
 impl Session {
-    /// `kebab ingest PATH`. `note` gets what the user should know before the
-    /// run (installed plugins that do not load, bad routes).
+    /// `kebab ingest PATH`: a directory or a file of a root in place; a
+    /// file outside every root kept in the data dir's `_external/` and
+    /// indexed there (design §6.7). `note` gets what the user should know
+    /// before the run (where a one-off file was kept, installed plugins
+    /// that do not load, bad routes).
     pub fn ingest(
         &self,
         path: &Path,
@@ -24,13 +28,69 @@ impl Session {
         on_progress: &mut dyn FnMut(&Progress),
     ) -> Result<IngestReport, ApiError> {
         let mut app = App::open(self.config().clone(), self.paths().clone())?;
+        let kept = crate::ingest::one_off(&app, path)?;
+        if let Some(kept) = &kept {
+            note(format!(
+                "{} is outside every root: kept as {} (root `{}`)",
+                path.display(),
+                kept.display(),
+                external::EXTERNAL_DIR
+            ));
+        }
+        self.ingest_with(
+            &mut app,
+            kept.as_deref().unwrap_or(path),
+            cancel,
+            note,
+            on_progress,
+        )
+    }
+
+    /// `kebab ingest -`: the document read from `input` (at most `[indexing]
+    /// max_file_mb`), kept in the data dir's `_external/` under its content
+    /// hash and `name` (its file name, whose extension picks the plugin;
+    /// `.txt` without one) and indexed there.
+    pub fn ingest_stdin(
+        &self,
+        input: &mut dyn Read,
+        name: Option<&str>,
+        cancel: &AtomicBool,
+        note: &mut dyn FnMut(String),
+        on_progress: &mut dyn FnMut(&Progress),
+    ) -> Result<IngestReport, ApiError> {
+        let mut app = App::open(self.config().clone(), self.paths().clone())?;
+        let max_bytes = app.config.indexing.max_file_mb.saturating_mul(1_000_000);
+        let bytes = external::read_bounded(input, max_bytes).map_err(IngestError::from)?;
+        let kept = external::keep(
+            &app.paths.data_dir.join(external::EXTERNAL_DIR),
+            &bytes,
+            name,
+        )
+        .map_err(IngestError::from)?;
+        note(format!(
+            "stdin kept as {} (root `{}`)",
+            kept.display(),
+            external::EXTERNAL_DIR
+        ));
+        self.ingest_with(&mut app, &kept, cancel, note, on_progress)
+    }
+
+    /// Index `path` with `app`'s plugins.
+    fn ingest_with(
+        &self,
+        app: &mut App,
+        path: &Path,
+        cancel: &AtomicBool,
+        note: &mut dyn FnMut(String),
+        on_progress: &mut dyn FnMut(&Progress),
+    ) -> Result<IngestReport, ApiError> {
         let plugins = app.plugins()?;
         for w in &plugins.warnings {
             note(w.clone());
         }
-        let mut indexes = Indexes::for_ingest(&app, &app.paths.vector_dir());
+        let mut indexes = Indexes::for_ingest(app, &app.paths.vector_dir());
         Ok(crate::ingest::ingest(
-            &mut app,
+            app,
             &plugins,
             &mut indexes,
             path,

@@ -6,12 +6,18 @@ use kebab::sanitize::escape_control;
 pub(crate) fn ingest(
     session: &Session,
     path: &std::path::Path,
+    name: Option<&str>,
     strict: bool,
     json: bool,
 ) -> Result<u8> {
     let report = with_progress(json, |on_progress| {
-        let mut note = |w: String| errln!("warning: {}", kebab::sanitize::escape_control(&w));
-        session.ingest(path, kebab::interrupt::flag(), &mut note, on_progress)
+        let mut note = |w: String| errln!("note: {}", kebab::sanitize::escape_control(&w));
+        let cancel = kebab::interrupt::flag();
+        if path == std::path::Path::new("-") {
+            session.ingest_stdin(&mut std::io::stdin(), name, cancel, &mut note, on_progress)
+        } else {
+            session.ingest(path, cancel, &mut note, on_progress)
+        }
     })?;
     Ok(exit_code(&report, strict))
 }

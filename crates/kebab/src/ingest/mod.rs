@@ -25,6 +25,7 @@ use kebab_store::{IndexedDoc, NewDocument, Root, Store, StoreError};
 mod derived;
 mod document;
 mod embed_ahead;
+pub mod external;
 mod report;
 
 pub use derived::{DerivedError, Timings, VectorReport};
@@ -52,6 +53,8 @@ pub enum IngestError {
     Store(#[from] StoreError),
     #[error(transparent)]
     Derived(#[from] DerivedError),
+    #[error(transparent)]
+    External(#[from] external::ExternalError),
 }
 
 /// What a worker made of one file.
@@ -165,6 +168,48 @@ pub fn ingest(
         cancel,
         on_progress,
     )
+}
+
+/// Where `path` is indexed from: a file outside every root of the index
+/// and of the config is kept in the data dir's `_external/`
+/// ([`external`]) and indexed there — `Some(kept copy)`; anything else
+/// (`None`) in place.
+pub fn one_off(app: &App, path: &Path) -> Result<Option<PathBuf>, IngestError> {
+    let start = path.canonicalize().map_err(|source| IngestError::Path {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    if !start.is_file()
+        || app.store.root_containing(&start)?.is_some()
+        || app
+            .declared_roots()
+            .iter()
+            .any(|(dir, _, _)| start.starts_with(dir))
+    {
+        return Ok(None);
+    }
+    let max_bytes = app.config.indexing.max_file_mb.saturating_mul(1_000_000);
+    let bytes = paths::read_regular_file(&start, max_bytes).map_err(|refusal| match refusal {
+        ReadRefusal::TooLarge(_) => external::ExternalError::TooLarge {
+            what: start.display().to_string(),
+            max_bytes,
+        },
+        ReadRefusal::NotRegular(kind) => external::ExternalError::Read {
+            what: start.display().to_string(),
+            source: std::io::Error::other(format!("it is {kind}")),
+        },
+        ReadRefusal::Io(source) => external::ExternalError::Read {
+            what: start.display().to_string(),
+            source,
+        },
+    })?;
+    let name = start.file_name().map(|n| n.to_string_lossy().into_owned());
+    let kept = external::keep(
+        &app.paths.data_dir.join(external::EXTERNAL_DIR),
+        &bytes,
+        name.as_deref(),
+    )?;
+    Ok(Some(kept))
 }
 
 /// Bring `paths` of the root `root` up to date: each that exists is walked
