@@ -26,4 +26,4 @@ for _ in $(seq 1 60); do
 done
 
 KEBAB_REAL_LLM_ENDPOINT="http://127.0.0.1:$port" KEBAB_REAL_LLM_MODEL=smollm2 \
-    cargo test -p kebab --test e2e real_local_model -- --ignored --nocapture
+    cargo test --workspace --test e2e real_local_model -- --ignored --nocapture

@@ -87,6 +87,11 @@ fn empty_or_oversized_stdin_is_refused_with_a_hint() {
     assert_eq!(code, 2, "{err}");
     assert_eq!(err["code"], "invalid_input");
     assert!(err["message"].as_str().unwrap().contains("max_file_mb"));
+    // --name belongs to stdin.
+    let out = kb.run(&["--json", "ingest", "/etc/hostname", "--name", "x.md"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err: Value = serde_json::from_slice(&out.stderr).unwrap();
+    assert_eq!(err["code"], "invalid_input", "{err}");
     assert!(
         !kb.data_dir().join("_external").exists() || {
             std::fs::read_dir(kb.data_dir().join("_external"))

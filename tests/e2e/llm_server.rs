@@ -50,8 +50,8 @@ pub enum Script {
     /// Open a token's line and never end it: `bytes` more of its text per
     /// interval (until the client goes away, or [`FOREVER`] passes).
     Unterminated { bytes: usize, every: Duration },
-    /// The n-th chat request (from 0) gets the n-th script, round and
-    /// round.
+    /// The n-th chat request (from 0) gets the n-th script; a request past
+    /// the last gets 500 (a test that asks more than it scripted fails).
     Sequence(Vec<Script>),
 }
 
@@ -245,7 +245,16 @@ fn serve(conn: TcpStream, wire: Wire, script: &Script, seen: &Seen) {
                 .push(serde_json::from_slice(&body).unwrap_or(Value::Null));
             seen.streaming.fetch_add(1, Ordering::SeqCst);
             let script = match script {
-                Script::Sequence(steps) => &steps[n % steps.len()],
+                Script::Sequence(steps) => match steps.get(n) {
+                    Some(step) => step,
+                    None => {
+                        let body =
+                            json!({"error": format!("the script has {} replies", steps.len())});
+                        respond_json(&mut out, 500, &body);
+                        seen.streaming.fetch_sub(1, Ordering::SeqCst);
+                        return;
+                    }
+                },
                 other => other,
             };
             chat(&mut out, wire, script);
@@ -338,7 +347,7 @@ fn chat(out: &mut TcpStream, wire: Wire, script: &Script) {
     };
     let _ = write!(
         out,
-        "HTTP/1.1 200 OK\r\nContent-Type: {content_type}\r\nCache-Control: no-cache\r\nTransfer-Encoding: chunked\r\n\r\n"
+        "HTTP/1.1 200 OK\r\nContent-Type: {content_type}\r\nCache-Control: no-cache\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
     );
     let _ = out.flush();
     if wire == Wire::OpenAi {

@@ -116,6 +116,11 @@ fn an_unavailable_model_refuses_every_answer() {
         "{error}"
     );
     assert_eq!(stored(&kb)["refusal_reason"], "nli_model_unavailable");
+    assert_eq!(
+        server.chat_requests(),
+        0,
+        "refused before the model is asked"
+    );
 
     let (doctor, code) = kb.json(&["doctor"]);
     assert_eq!(code, 3, "{doctor}");

@@ -380,8 +380,8 @@ pub struct Hop {
     pub context_chunks_added: u32,
     /// How long the step's model call took.
     pub llm_call_ms: u64,
-    /// The loop stopped although the model asked for more: `[rag]
-    /// max_depth` reached or the multi-hop time budget spent.
+    /// The loop stopped at a bound, not by the model's decision: `[rag]
+    /// max_depth` rounds run or the multi-hop time budget spent.
     pub forced_stop: bool,
 }
 

@@ -299,7 +299,7 @@ impl App {
             .map(|r| r.path)
             .collect();
         Ok(WalkOptions {
-            max_file_bytes: self.config.indexing.max_file_mb.saturating_mul(1_000_000),
+            max_file_bytes: self.config.indexing.max_file_bytes(),
             exclude: self
                 .config
                 .workspace

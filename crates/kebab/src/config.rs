@@ -184,6 +184,13 @@ pub struct IndexingConfig {
     pub index_unknown_text: bool,
 }
 
+impl IndexingConfig {
+    /// `max_file_mb` in bytes: the largest file (or stdin document) indexed.
+    pub fn max_file_bytes(&self) -> u64 {
+        self.max_file_mb.saturating_mul(1_000_000)
+    }
+}
+
 /// `[chunking]`: the policy handed to every chunker.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(default)]

@@ -118,6 +118,20 @@ pub fn ask(
         history: &history,
         explain: opts.explain,
     };
+    if let Some(Err(why)) = opts.verifier {
+        // Fail-closed before any model call: no answer could be accepted.
+        draft.model_unavailable(why);
+        let answer = draft.finish(started);
+        let outcome = AskOutcome {
+            answer,
+            retrieved: Vec::new(),
+            packed: Vec::new(),
+            error: None,
+            streamed,
+        };
+        record(store, &draft, &outcome, opts, &history, question, llm)?;
+        return Ok(outcome);
+    }
     let multi_hop = opts.multi_hop.unwrap_or_else(|| rag.multi_hop());
     let single_pass =
         |draft: &mut Draft<'_>, on_token: &mut dyn FnMut(&str)| -> Result<_, search::SearchError> {
@@ -144,7 +158,12 @@ pub fn ask(
                 (gathered.candidates, Vec::new(), None)
             }
             Some(End::Model(e)) => {
+                // A planning call's partial reply is a plan, not an answer.
                 draft.failed(&e);
+                draft.text.clear();
+                draft
+                    .notes
+                    .push(format!("multi-hop: a planning call failed: {e}"));
                 (gathered.candidates, Vec::new(), Some(e))
             }
             None => {
@@ -174,9 +193,9 @@ pub fn ask(
         }
     };
     if draft.grounded
-        && let Some(verifier) = opts.verifier
+        && let Some(Ok(model)) = opts.verifier
     {
-        draft.verify(verifier, &packed, &retrieved);
+        draft.verify(model, &packed);
     }
     let mut answer = draft.finish(started);
     if answer.grounded {
@@ -708,27 +727,15 @@ impl<'a> Draft<'a> {
         }
     }
 
-    /// Check the grounded answer with the verification model (or refuse it
-    /// when the model is unavailable); a failed check refuses the answer,
-    /// its evidence listed as the candidates.
-    fn verify(
-        &mut self,
-        verifier: Result<&kebab_search::nli::NliModel, &str>,
-        packed: &[Packed],
-        retrieved: &[Retrieved],
-    ) {
+    /// Check the grounded answer with the verification model; an answer
+    /// it does not confirm (or that cannot be checked) is refused, the
+    /// evidence it was checked against listed as the candidates.
+    fn verify(&mut self, model: &kebab_search::nli::NliModel, packed: &[Packed]) {
         let korean = kebab_search::korean::has_hangul(self.question);
-        let threshold = self.rag.verify.threshold;
-        let nearest = &retrieved[..retrieved.len().min(CANDIDATES)];
-        let verdict = verifier.and_then(|model| {
-            verify::verify(model, &self.text, packed, threshold).map_err(|e| {
-                self.notes.push(format!("verification: {e}"));
-                "the verification model failed to run"
-            })
-        });
-        match verdict {
-            Ok(v) if v.nli_passed => self.verification = Some(v),
-            Ok(v) => {
+        let checked: Vec<Retrieved> = packed.iter().map(|p| p.retrieved.clone()).collect();
+        match verify::verify(model, &self.text, packed, self.rag.verify.threshold) {
+            Ok((v, _)) if v.nli_passed => self.verification = Some(v),
+            Ok((v, note)) => {
                 let text = if korean {
                     format!(
                         "근거 부족. 답변이 근거로 확인되지 않았습니다 (함의 {:.2}, 기준 {:.2}).",
@@ -741,22 +748,30 @@ impl<'a> Draft<'a> {
                         v.nli_score, v.nli_threshold
                     )
                 };
+                self.notes.extend(note);
                 self.grounded = false;
                 self.verification = Some(v);
-                self.refuse("nli_verification_failed", text, candidates(nearest));
+                self.refuse("nli_verification_failed", text, candidates(&checked));
             }
-            Err(why) => {
-                let text = if korean {
-                    format!("답변을 검증하지 못했습니다: 검증 모델을 쓸 수 없습니다 ({why}).")
-                } else {
-                    format!(
-                        "The answer could not be verified: the verification model is unavailable ({why})."
-                    )
-                };
-                self.grounded = false;
-                self.refuse("nli_model_unavailable", text, candidates(nearest));
+            Err(e) => {
+                self.notes.push(format!("verification: {e}"));
+                self.model_unavailable("the verification model failed to run");
+                self.citations = candidates(&checked);
             }
         }
+    }
+
+    /// Refuse because the verification model is unavailable (`why`).
+    fn model_unavailable(&mut self, why: &str) {
+        let text = if kebab_search::korean::has_hangul(self.question) {
+            format!("답변을 검증하지 못했습니다: 검증 모델을 쓸 수 없습니다 ({why}).")
+        } else {
+            format!(
+                "The answer could not be verified: the verification model is unavailable ({why})."
+            )
+        };
+        self.grounded = false;
+        self.refuse("nli_model_unavailable", text, Vec::new());
     }
 
     fn failed(&mut self, e: &LlmError) {

@@ -31,10 +31,9 @@ impl Session {
         let kept = crate::ingest::one_off(&app, path)?;
         if let Some(kept) = &kept {
             note(format!(
-                "{} is outside every root: kept as {} (root `{}`)",
+                "{} is outside every root: kept as {} and indexed there",
                 path.display(),
-                kept.display(),
-                external::EXTERNAL_DIR
+                kept.display()
             ));
         }
         self.ingest_with(
@@ -49,7 +48,7 @@ impl Session {
     /// `kebab ingest -`: the document read from `input` (at most `[indexing]
     /// max_file_mb`), kept in the data dir's `_external/` under its content
     /// hash and `name` (its file name, whose extension picks the plugin;
-    /// `.txt` without one) and indexed there.
+    /// `.txt` added without one) and indexed there.
     pub fn ingest_stdin(
         &self,
         input: &mut dyn Read,
@@ -59,7 +58,7 @@ impl Session {
         on_progress: &mut dyn FnMut(&Progress),
     ) -> Result<IngestReport, ApiError> {
         let mut app = App::open(self.config().clone(), self.paths().clone())?;
-        let max_bytes = app.config.indexing.max_file_mb.saturating_mul(1_000_000);
+        let max_bytes = app.config.indexing.max_file_bytes();
         let bytes = external::read_bounded(input, max_bytes).map_err(IngestError::from)?;
         let kept = external::keep(
             &app.paths.data_dir.join(external::EXTERNAL_DIR),
@@ -68,9 +67,8 @@ impl Session {
         )
         .map_err(IngestError::from)?;
         note(format!(
-            "stdin kept as {} (root `{}`)",
-            kept.display(),
-            external::EXTERNAL_DIR
+            "stdin kept as {} and indexed there",
+            kept.display()
         ));
         self.ingest_with(&mut app, &kept, cancel, note, on_progress)
     }

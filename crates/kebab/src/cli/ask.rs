@@ -85,15 +85,20 @@ pub(crate) struct Shown<'a> {
 
 pub(crate) fn print_answer(outcome: &kebab::rag::AskOutcome, shown: &Shown<'_>) {
     let a = &outcome.answer;
-    if shown.streamed
-        && a.refusal_reason.is_none_or(|r| {
-            matches!(
-                r,
-                "llm_self_judge" | "llm_stream_aborted" | "timeout" | "answer_too_long"
-            )
-        })
-    {
+    // Text the model wrote that kebab did not accept.
+    let unaccepted = a.refusal_reason.is_some_and(|r| {
+        matches!(
+            r,
+            "llm_self_judge" | "llm_stream_aborted" | "timeout" | "answer_too_long"
+        )
+    });
+    if shown.streamed && (a.refusal_reason.is_none() || unaccepted) {
         outln!();
+    } else if unaccepted && !outcome.streamed {
+        // Verification is on: unverified text is never shown.
+        outln!(
+            "(the model's reply was not accepted and is not shown unverified; the answers table keeps it)"
+        );
     } else if !a.answer.is_empty() {
         outln!("{}", a.answer);
     }

@@ -10,10 +10,18 @@ pub(crate) fn ingest(
     strict: bool,
     json: bool,
 ) -> Result<u8> {
+    let stdin = path == std::path::Path::new("-");
+    if name.is_some() && !stdin {
+        return Err(kebab::api::ApiError::invalid(
+            "name",
+            "--name names a document read from stdin: `kebab ingest - --name note.md`",
+        )
+        .into());
+    }
     let report = with_progress(json, |on_progress| {
         let mut note = |w: String| errln!("note: {}", kebab::sanitize::escape_control(&w));
         let cancel = kebab::interrupt::flag();
-        if path == std::path::Path::new("-") {
+        if stdin {
             session.ingest_stdin(&mut std::io::stdin(), name, cancel, &mut note, on_progress)
         } else {
             session.ingest(path, cancel, &mut note, on_progress)

@@ -5,8 +5,8 @@
 //! which a later `kebab watch` would walk whole.
 //!
 //! A kept copy is named after its content: `<blake3-12>-<file name>` (the
-//! name kept so citations stay readable), or `<blake3-12>.<ext>` for stdin
-//! without `--name` (`ext` `txt`). The same content under the same name is
+//! name kept so citations stay readable; `.txt` added to a name without an
+//! extension), or `<blake3-12>.txt` for stdin without `--name`. The same content under the same name is
 //! the same file, so ingesting it again changes nothing.
 
 use std::io::Read;
@@ -71,7 +71,8 @@ pub fn keep(dir: &Path, bytes: &[u8], name: Option<&str>) -> Result<PathBuf, Ext
     };
     let hash = blake3::hash(bytes).to_hex();
     let file_name = match name.map(safe_name).filter(|n| !n.is_empty()) {
-        Some(n) => format!("{}-{n}", &hash[..12]),
+        Some(n) if n.contains('.') => format!("{}-{n}", &hash[..12]),
+        Some(n) => format!("{}-{n}.txt", &hash[..12]),
         None => format!("{}.txt", &hash[..12]),
     };
     std::fs::create_dir_all(dir).map_err(write_err)?;
@@ -149,8 +150,10 @@ mod tests {
         assert_ne!(a, other);
         let anonymous = keep(dir.path(), b"# Hello\n", None).unwrap();
         assert!(anonymous.to_string_lossy().ends_with(".txt"));
+        let bare = keep(dir.path(), b"# Hello\n", Some("README")).unwrap();
+        assert!(bare.to_string_lossy().ends_with("-README.txt"), "{bare:?}");
         let files: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
-        assert_eq!(files.len(), 3, "no partial files are left");
+        assert_eq!(files.len(), 4, "no partial files are left");
         assert_eq!(std::fs::read(&a).unwrap(), b"# Hello\n");
     }
 

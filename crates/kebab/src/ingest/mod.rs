@@ -188,7 +188,7 @@ pub fn one_off(app: &App, path: &Path) -> Result<Option<PathBuf>, IngestError> {
     {
         return Ok(None);
     }
-    let max_bytes = app.config.indexing.max_file_mb.saturating_mul(1_000_000);
+    let max_bytes = app.config.indexing.max_file_bytes();
     let bytes = paths::read_regular_file(&start, max_bytes).map_err(|refusal| match refusal {
         ReadRefusal::TooLarge(_) => external::ExternalError::TooLarge {
             what: start.display().to_string(),
@@ -607,7 +607,7 @@ fn run_jobs(
         runs,
         indexed,
         force,
-        max_file_bytes: app.config.indexing.max_file_mb.saturating_mul(1_000_000),
+        max_file_bytes: app.config.indexing.max_file_bytes(),
         unknown_text: app.config.indexing.index_unknown_text,
         git: Default::default(),
         cancel,

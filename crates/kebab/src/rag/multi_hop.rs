@@ -3,7 +3,8 @@
 //! score gate join the evidence, and the model decides whether that is
 //! enough (`stop`) or which searches would find the rest (`continue`),
 //! round after round until it stops, `[rag] max_depth` rounds have run or
-//! `[rag] multi_hop_secs` has passed (`forced_stop`). The answer is then
+//! `[rag] multi_hop_secs` has passed (`forced_stop`: then no decision is
+//! asked for, since none could be followed). The answer is then
 //! written from all the evidence by the single-pass machinery with the
 //! `rag-multi-hop-v1` template ([`super::ask`]).
 //!
@@ -140,6 +141,16 @@ pub(super) fn gather(
 
     let mut iter = 1u32;
     loop {
+        // At the depth bound no decision is asked for: none could be
+        // followed.
+        if iter >= rag.max_depth {
+            out.hops.push(hop("stop", iter, Vec::new(), 0, 0, true));
+            out.notes.push(format!(
+                "multi-hop: stopped at [rag] max_depth = {} search rounds",
+                rag.max_depth
+            ));
+            break;
+        }
         if Instant::now() >= deadline {
             out.hops.push(hop("stop", iter, Vec::new(), 0, 0, true));
             out.notes.push(format!(
@@ -175,14 +186,6 @@ pub(super) fn gather(
         };
         if queries.is_empty() {
             out.hops.push(hop("stop", iter, Vec::new(), 0, ms, false));
-            break;
-        }
-        if iter >= rag.max_depth {
-            out.hops.push(hop("stop", iter, queries, 0, ms, true));
-            out.notes.push(format!(
-                "multi-hop: stopped at [rag] max_depth = {} search rounds while the model asked for more",
-                rag.max_depth
-            ));
             break;
         }
         let added = pool.add(store, opts, &queries, k, mode, rag.score_gate)?;

@@ -14,24 +14,59 @@ use kebab_search::nli::{NliError, NliModel};
 use super::prompt::Packed;
 use super::{claim_text, markers, sentences};
 
-/// Sentences of an answer checked at most (the rest are not scored).
-const MAX_SENTENCES: usize = 32;
+/// Sentences of an answer the gate checks; an answer with more is not
+/// accepted (one unchecked sentence could carry what no evidence says).
+const MAX_SENTENCES: usize = 64;
 
-/// The verdict on `answer` against its `packed` evidence at `threshold`.
+/// Why an answer the model could be run on is still not accepted, beside
+/// its score.
+pub(super) type Verdict = (Verification, Option<String>);
+
+/// The verdict on `answer` against its `packed` evidence at `threshold`:
+/// fail-closed on anything unscored — no sentence to check, more than
+/// [`MAX_SENTENCES`], or a score that is not a number (the reason in the
+/// note).
 pub(super) fn verify(
     model: &NliModel,
     answer: &str,
     packed: &[Packed],
     threshold: f32,
-) -> Result<Verification, NliError> {
+) -> Result<Verdict, NliError> {
+    let verdict = |nli_score: f32, note: Option<String>| {
+        let v = Verification {
+            nli_score,
+            nli_threshold: threshold,
+            nli_passed: note.is_none() && nli_score >= threshold,
+        };
+        (v, note)
+    };
     let texts: Vec<&str> = packed.iter().map(|p| p.retrieved.text.as_str()).collect();
-    let pairs = pairs(answer, texts.len());
+    let Some(pairs) = pairs(answer, texts.len()) else {
+        return Ok(verdict(
+            0.0,
+            Some(format!(
+                "verification: the answer has more than {MAX_SENTENCES} sentences, more than the gate checks"
+            )),
+        ));
+    };
+    if pairs.is_empty() {
+        return Ok(verdict(
+            0.0,
+            Some("verification: the answer has no sentence to check".into()),
+        ));
+    }
     let scores = model.entailment(
         &pairs
             .iter()
             .map(|(entry, h, _)| (texts[*entry], h.as_str()))
             .collect::<Vec<_>>(),
     )?;
+    if scores.iter().any(|s| !s.is_finite()) {
+        return Ok(verdict(
+            0.0,
+            Some("verification: the model returned a score that is not a number".into()),
+        ));
+    }
     // Best premise per sentence, then the weakest sentence.
     let mut best: Vec<f32> = Vec::new();
     for ((_, _, sentence), score) in pairs.iter().zip(scores) {
@@ -40,22 +75,19 @@ pub(super) fn verify(
             None => best.push(score),
         }
     }
-    let nli_score = best.into_iter().fold(1.0f32, f32::min);
-    Ok(Verification {
-        nli_score,
-        nli_threshold: threshold,
-        nli_passed: nli_score >= threshold,
-    })
+    Ok(verdict(best.into_iter().fold(1.0f32, f32::min), None))
 }
 
 /// The (premise entry index, hypothesis, sentence number) pairs to score
 /// for an answer over `entries` packed entries, grouped by sentence in
-/// order.
-fn pairs(answer: &str, entries: usize) -> Vec<(usize, String, usize)> {
+/// order; `None` when the answer has more than [`MAX_SENTENCES`].
+fn pairs(answer: &str, entries: usize) -> Option<Vec<(usize, String, usize)>> {
     let cited = |text: &str| {
         let mut out: Vec<usize> = Vec::new();
         for m in markers(text).into_iter().flatten() {
-            let i = m as usize - 1;
+            let Some(i) = (m as usize).checked_sub(1) else {
+                continue;
+            };
             if i < entries && !out.contains(&i) {
                 out.push(i);
             }
@@ -67,11 +99,15 @@ fn pairs(answer: &str, entries: usize) -> Vec<(usize, String, usize)> {
         anywhere = (0..entries).collect();
     }
     let mut out = Vec::new();
-    let sentences = sentences(answer)
+    let sentences: Vec<(&str, String)> = sentences(answer)
         .map(|s| (s, claim_text(s)))
         .filter(|(_, text)| text.chars().any(char::is_alphanumeric))
-        .take(MAX_SENTENCES);
-    for (n, (raw, hypothesis)) in sentences.enumerate() {
+        .take(MAX_SENTENCES + 1)
+        .collect();
+    if sentences.len() > MAX_SENTENCES {
+        return None;
+    }
+    for (n, (raw, hypothesis)) in sentences.into_iter().enumerate() {
         let mut premises = cited(raw);
         if premises.is_empty() {
             premises = anywhere.clone();
@@ -80,7 +116,7 @@ fn pairs(answer: &str, entries: usize) -> Vec<(usize, String, usize)> {
             out.push((entry, hypothesis.clone(), n));
         }
     }
-    out
+    Some(out)
 }
 
 #[cfg(test)]
@@ -92,7 +128,8 @@ mod tests {
         let got = pairs(
             "Raft elects a leader [#2]. It uses terms [#1][#3].\nSo it is safe. [#9]",
             3,
-        );
+        )
+        .unwrap();
         let view: Vec<(usize, &str, usize)> =
             got.iter().map(|(e, h, n)| (*e, h.as_str(), *n)).collect();
         assert_eq!(
@@ -108,7 +145,19 @@ mod tests {
             ]
         );
         // An answer citing nothing valid is checked against every entry.
-        let loose: Vec<usize> = pairs("It holds [#7].", 2).iter().map(|p| p.0).collect();
+        let loose: Vec<usize> = pairs("It holds [#7].", 2)
+            .unwrap()
+            .iter()
+            .map(|p| p.0)
+            .collect();
         assert_eq!(loose, [0, 1]);
+    }
+
+    #[test]
+    fn markers_alone_and_overlong_answers_are_not_scored() {
+        assert_eq!(pairs("[#1]", 2), Some(Vec::new()));
+        let long = "A fact [#1]. ".repeat(MAX_SENTENCES);
+        assert_eq!(pairs(&long, 1).map(|p| p.len()), Some(MAX_SENTENCES));
+        assert_eq!(pairs(&format!("{long}One more [#1]."), 1), None);
     }
 }
