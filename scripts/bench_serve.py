@@ -3,7 +3,7 @@ clients (BENCHMARKS.md, "kebab serve"), and the memory of N editor
 sessions: N `kebab mcp` serving in process vs N forwarding to one server.
 
 usage: python3 scripts/bench_serve.py KEBAB_BINARY ASSETS_DIR [--docs 5000]
-           [--seconds 10] [--clients 1,4,16] [--sessions 4] [--work DIR]
+           [--seconds 10] [--clients 1,4,16] [--sessions 4] [--work DIR] [--api]
 
 The corpus is bench_mcp.py's (seeded markdown notes over 12 topics,
 ingested with the offline MiniLM model); with --work it is kept and a
@@ -12,12 +12,16 @@ runs on the index and, per mode (lexical, hybrid) and client count, that
 many threads each call `search` (k = 10, 3-word queries) over the MCP
 endpoint for SECONDS: every thread is its own MCP session of the official
 Python SDK's Streamable HTTP client, so the protocol and the HTTP round
-trip are in the figures. Prints p50/p95 per call, calls/s, and the server's
-RSS (VmRSS, and the peak VmHWM).
+trip are in the figures (with --api, each thread instead keeps one HTTP
+connection to the JSON API's `GET /v1/search`, a client light enough that
+the two cores are the server's). Prints p50/p95 per call, calls/s, the server's
+RSS (VmRSS, and the peak VmHWM) and the server's CPU time per call (the
+rest of the two cores' time went to the Python clients).
 """
 
 import argparse
 import asyncio
+import http.client
 import os
 import random
 import re
@@ -27,6 +31,7 @@ import sys
 import tempfile
 import threading
 import time
+import urllib.parse
 
 import httpx2
 from mcp import ClientSession, StdioServerParameters
@@ -74,17 +79,39 @@ async def client(url, mode, qs, until, times):
                     assert not r.is_error, r.structured_content
 
 
-def load(url, mode, qs, n, seconds):
+def api_client(base, mode, qs, until, times):
+    """One keep-alive HTTP connection calling `GET /v1/search` until
+    `until`: the same engine and dispatch as the MCP tool, with a client
+    that costs little CPU."""
+    conn = http.client.HTTPConnection(base.split("//", 1)[1], timeout=60)
+    i = 0
+    while time.perf_counter() < until:
+        q = qs[i % len(qs)]
+        i += 1
+        t = time.perf_counter()
+        conn.request("GET", "/v1/search?" + urllib.parse.urlencode({"q": q, "k": 10, "mode": mode}))
+        r = conn.getresponse()
+        body = r.read()
+        times.append((time.perf_counter() - t) * 1000)
+        assert r.status == 200, body[:300]
+    conn.close()
+
+
+def load(url, mode, qs, n, seconds, api=False):
     """`n` clients, each in a thread of its own (its own event loop), for
-    `seconds`; every call's latency."""
+    `seconds`; every call's latency. `api`: HTTP JSON API clients on the
+    server's base URL instead of MCP sessions."""
     times = []
     until = time.perf_counter() + seconds
-    threads = [
-        threading.Thread(
-            target=lambda k=k: asyncio.run(client(url, mode, qs[k:] + qs[:k], until, times))
-        )
-        for k in range(n)
-    ]
+
+    def one(k):
+        mine = qs[k:] + qs[:k]
+        if api:
+            api_client(url, mode, mine, until, times)
+        else:
+            asyncio.run(client(url, mode, mine, until, times))
+
+    threads = [threading.Thread(target=one, args=(k,)) for k in range(n)]
     for t in threads:
         t.start()
     for t in threads:
@@ -132,6 +159,13 @@ def kebab_mcp_rss(n, binary, env):
     return total
 
 
+def cpu_seconds(pid):
+    """User + system CPU time of process PID so far, in seconds."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def status_ppid(pid):
     with open(f"/proc/{pid}/status") as f:
         return re.search(r"^PPid:\s+(\d+)", f.read(), re.M).group(1)
@@ -146,6 +180,8 @@ def main():
     ap.add_argument("--clients", default="1,4,16")
     ap.add_argument("--sessions", type=int, default=4)
     ap.add_argument("--work", help="keep the corpus and index here (reused when present)")
+    ap.add_argument("--api", action="store_true",
+                    help="load the HTTP JSON API (GET /v1/search) with light clients, not MCP sessions")
     a = ap.parse_args()
     rng = random.Random(7)
     work = a.work or tempfile.mkdtemp(prefix="kebab-bench-serve-")
@@ -163,14 +199,16 @@ def main():
     try:
         url = f"{base}/mcp"
         print(f"{'mode':<8} {'clients':>7} {'calls':>6} {'p50 ms':>8} {'p95 ms':>8} "
-              f"{'calls/s':>8} {'RSS MB':>7}")
+              f"{'calls/s':>8} {'RSS MB':>7} {'server CPU ms/call':>18}")
         for mode in ["lexical", "hybrid"]:
             load(url, mode, qs, 1, 1)  # warm: what this mode needs is loaded
             for n in [int(c) for c in a.clients.split(",")]:
-                times = load(url, mode, qs, n, a.seconds)
+                cpu = cpu_seconds(server.pid)
+                times = load(base if a.api else url, mode, qs, n, a.seconds, a.api)
+                per_call = (cpu_seconds(server.pid) - cpu) * 1000 / max(1, len(times))
                 print(f"{mode:<8} {n:>7} {len(times):>6} {statistics.median(times):>8.1f} "
                       f"{pct(times, 95):>8.1f} {len(times) / a.seconds:>8.1f} "
-                      f"{status_mb(server.pid, 'VmRSS'):>7.0f}")
+                      f"{status_mb(server.pid, 'VmRSS'):>7.0f} {per_call:>18.2f}")
         print(f"server peak RSS (VmHWM): {status_mb(server.pid, 'VmHWM'):.0f} MB")
         # N editor sessions forwarding to this server.
         forwarding = kebab_mcp_rss(a.sessions, a.binary, env)

