@@ -480,7 +480,9 @@ mod tests {
         store
             .conn
             .execute_batch(
-                "DROP TRIGGER chunks_lexical_ai;
+                "ALTER TABLE answers DROP COLUMN hops_json;
+                 ALTER TABLE answers DROP COLUMN verification_json;
+                 DROP TRIGGER chunks_lexical_ai;
                  DROP TRIGGER chunks_lexical_ad;
                  DROP TRIGGER chunks_lexical_au;
                  DROP TABLE lexical_log;
