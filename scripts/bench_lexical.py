@@ -14,9 +14,12 @@ Per query it reads kebab's own debug figures for p50/p95: `lexical_ms`
 bulk call's wall time minus one call's start-up for the end-to-end mean.
 A third run asks the lexical index the same queries restricted to the
 first copy (`path: copy0000/*`), a filter that keeps 1/COPIES of the
-chunks. Prints one JSON line per size.
+chunks. With --tantivy-cli, tantivy-cli indexes the same abstracts (title
+and body, each abstract a document) and `tantivy bench` times the same
+queries (top 10 + count) in the same run. Prints one JSON line per size.
 
 usage: bench_lexical.py KEBAB BEIR_DIR WORK_DIR [--copies 1,10,100] [--queries 100] [--per-file 10]
+           [--tantivy-cli TANTIVY]
 """
 
 import argparse
@@ -53,6 +56,51 @@ def run(kebab: str, data: Path, cfg: Path, *args: str, stdin: str = "", debug: b
     if out.returncode not in (0, 1):
         raise SystemExit(f"{args[0]} failed ({out.returncode}): {out.stdout[-500:]}{out.stderr[-500:]}")
     return time.perf_counter() - start, out.stdout, out.stderr
+
+
+# tantivy-cli's index of the same abstracts: title and body, the default
+# tokenizer, positions, stored (as `tantivy new` would write it).
+TANTIVY_META = {
+    "index_settings": {"docstore_compression": "lz4", "docstore_blocksize": 16384},
+    "segments": [],
+    "schema": [
+        {"name": name, "type": "text", "options": {
+            "indexing": {"record": "position", "fieldnorms": True, "tokenizer": "default"},
+            "stored": True, "fast": False}}
+        for name in ("title", "body")
+    ],
+    "opstamp": 0,
+}
+
+
+def tantivy_cli(binary: str, corpus: list, copies: int, work: Path, queries: list) -> dict:
+    """The same abstracts COPIES times over indexed by tantivy-cli, and
+    `tantivy bench` (top 10 + count, 3 rounds) over the same queries:
+    its per-query times."""
+    index = work / f"tantivy-cli-{copies}"
+    shutil.rmtree(index, ignore_errors=True)
+    index.mkdir(parents=True)
+    (index / "meta.json").write_text(json.dumps(TANTIVY_META))
+    docs = "".join(json.dumps({"title": d.get("title") or d["_id"], "body": d["text"]}) + "\n"
+                   for _ in range(copies) for d in corpus)
+    start = time.perf_counter()
+    subprocess.run([binary, "index", "-i", str(index)], input=docs, text=True,
+                   capture_output=True, check=True)
+    index_s = time.perf_counter() - start
+    qfile = work / "tantivy-cli-queries.txt"
+    qfile.write_text("".join(re.sub(r"[^\w\s]", " ", q) + "\n" for q in queries))
+    out = subprocess.run([binary, "bench", "-i", str(index), "-q", str(qfile), "-n", "3"],
+                         capture_output=True, text=True, check=True).stdout
+    search = out.split("SEARCH", 1)[1].split("FETCH STORE", 1)[0]
+    micros = sorted(int(line.rsplit("\t", 1)[1]) for line in search.splitlines()
+                    if line.count("\t") == 2 and line.rsplit("\t", 1)[1].isdigit())
+    return {
+        "index_s": round(index_s, 2),
+        "index_mb": round(du(index) / 2**20, 1),
+        "p50_ms": round(statistics.median(micros) / 1000, 3),
+        "p95_ms": round(micros[int(len(micros) * 0.95) - 1] / 1000, 3),
+        "mean_ms": round(statistics.mean(micros) / 1000, 3),
+    }
 
 
 def du(path: Path) -> int:
@@ -95,6 +143,7 @@ def main() -> None:
     ap.add_argument("--per-file", type=int, default=10)
     ap.add_argument("--fts5-up-to", type=int, default=20,
                     help="time FTS5 too while COPIES is at most this (it takes ~2 s a query at 1M chunks)")
+    ap.add_argument("--tantivy-cli", help="tantivy-cli binary: index and time the same abstracts and queries beside kebab")
     a = ap.parse_args()
     beir, work = Path(a.beir), Path(a.work)
     corpus = [json.loads(l) for l in (beir / "corpus.jsonl").open()]
@@ -128,6 +177,8 @@ def main() -> None:
             "lexical_index": measure(a.kebab, data, cfg, bulk, len(queries)),
             "lexical_index_filtered": measure(a.kebab, data, cfg, filtered, len(queries)),
         }
+        if a.tantivy_cli:
+            row["tantivy_cli"] = tantivy_cli(a.tantivy_cli, corpus, size, work, queries)
         if size <= a.fts5_up_to:
             aside = data / "lexical.aside"
             shutil.move(lexical, aside)
