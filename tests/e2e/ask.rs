@@ -37,6 +37,35 @@ pub(crate) fn ask(kb: &Kb, question: &str, extra: &[&str]) -> (Value, i32, Strin
     )
 }
 
+/// `kebab --json ask QUESTION EXTRA…` started, its output piped.
+pub(crate) fn spawn_ask(kb: &Kb, question: &str, extra: &[&str]) -> std::process::Child {
+    let mut args = vec!["--json", "ask", question];
+    args.extend_from_slice(extra);
+    kb.cmd(&args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// Ctrl-C (SIGINT) to a running ask: its answer.v1, once it has exited
+/// with 2 (the stream was stopped).
+pub(crate) fn interrupt(child: std::process::Child) -> Value {
+    let killed = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
 /// The newest stored answers row.
 pub(crate) fn stored(kb: &Kb) -> Value {
     let store = kebab::store::Store::open(&kb.data_dir().join("kebab.sqlite")).unwrap();
@@ -468,26 +497,9 @@ fn ctrl_c_stops_the_stream_and_keeps_the_partial_answer() {
         Script::Drip(words, Duration::from_millis(300)),
     );
     let kb = kb_for(&server.config(10));
-    let child = kb
-        .cmd(&["--json", "ask", QUESTION])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = spawn_ask(&kb, QUESTION, &[]);
     std::thread::sleep(Duration::from_millis(1000));
-    let killed = std::process::Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(killed.success());
-    let out = child.wait_with_output().unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(2),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let a: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let a = interrupt(child);
     assert_eq!(a["refusal_reason"], "llm_stream_aborted");
     let partial = a["answer"].as_str().unwrap();
     assert!(

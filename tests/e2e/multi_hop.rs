@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::ask::{ask, stored};
+use crate::ask::{ask, interrupt, spawn_ask, stored};
 use crate::llm_server::{LlmServer, Script, Wire, tokens};
 use crate::support::{Kb, NO_EMBEDDINGS};
 
@@ -263,12 +263,7 @@ fn ctrl_c_during_the_answer_keeps_the_hops_and_the_partial_text() {
         ],
         "",
     );
-    let child = kb
-        .cmd(&["--json", "ask", QUESTION, "--multi-hop"])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = spawn_ask(&kb, QUESTION, &["--multi-hop"]);
     // Interrupt once the answer streams (its first tokens are out).
     let waited = std::time::Instant::now();
     while server.chat_requests() < 3 {
@@ -276,19 +271,7 @@ fn ctrl_c_during_the_answer_keeps_the_hops_and_the_partial_text() {
         std::thread::sleep(Duration::from_millis(20));
     }
     std::thread::sleep(Duration::from_millis(700));
-    let killed = std::process::Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(killed.success());
-    let out = child.wait_with_output().unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(2),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let a: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let a = interrupt(child);
     assert_eq!(a["refusal_reason"], "llm_stream_aborted");
     assert_eq!(kinds(&a), ["decompose", "stop", "synthesize"]);
     let partial = a["answer"].as_str().unwrap();

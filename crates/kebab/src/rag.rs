@@ -118,20 +118,6 @@ pub fn ask(
         history: &history,
         explain: opts.explain,
     };
-    if let Some(Err(why)) = opts.verifier {
-        // Fail-closed before any model call: no answer could be accepted.
-        draft.model_unavailable(why);
-        let answer = draft.finish(started);
-        let outcome = AskOutcome {
-            answer,
-            retrieved: Vec::new(),
-            packed: Vec::new(),
-            error: None,
-            streamed,
-        };
-        record(store, &draft, &outcome, opts, &history, question, llm)?;
-        return Ok(outcome);
-    }
     let multi_hop = opts.multi_hop.unwrap_or_else(|| rag.multi_hop());
     let single_pass =
         |draft: &mut Draft<'_>, on_token: &mut dyn FnMut(&str)| -> Result<_, search::SearchError> {
@@ -140,7 +126,11 @@ pub fn ask(
             let (packed, error) = answer_from(draft, &turn, &retrieved, on_token, cancel);
             Ok((retrieved, packed, error))
         };
-    let (retrieved, packed, error) = if multi_hop == MultiHop::Off {
+    let (retrieved, packed, error) = if let Some(Err(why)) = opts.verifier {
+        // Fail-closed before any model call: no answer could be accepted.
+        draft.model_unavailable(why);
+        (Vec::new(), Vec::new(), None)
+    } else if multi_hop == MultiHop::Off {
         single_pass(&mut draft, on_token)?
     } else {
         let auto = multi_hop == MultiHop::Auto;
@@ -245,9 +235,9 @@ fn answer_from(
 }
 
 /// `retrieved` as the citations of a refusal (no markers).
-fn candidates(retrieved: &[Retrieved]) -> Vec<AnswerCitation> {
+fn candidates<'r>(retrieved: impl IntoIterator<Item = &'r Retrieved>) -> Vec<AnswerCitation> {
     retrieved
-        .iter()
+        .into_iter()
         .map(|r| AnswerCitation {
             marker: None,
             citation: r.hit.citation.clone(),
@@ -718,12 +708,7 @@ impl<'a> Draft<'a> {
                 .collect();
         } else {
             // What was searched, for the refusal (design §1.4).
-            let searched: Vec<Retrieved> = packed
-                .iter()
-                .take(CANDIDATES)
-                .map(|p| p.retrieved.clone())
-                .collect();
-            self.citations = candidates(&searched);
+            self.citations = candidates(packed.iter().take(CANDIDATES).map(|p| &p.retrieved));
         }
     }
 
@@ -732,7 +717,7 @@ impl<'a> Draft<'a> {
     /// evidence it was checked against listed as the candidates.
     fn verify(&mut self, model: &kebab_search::nli::NliModel, packed: &[Packed]) {
         let korean = kebab_search::korean::has_hangul(self.question);
-        let checked: Vec<Retrieved> = packed.iter().map(|p| p.retrieved.clone()).collect();
+        let checked = || candidates(packed.iter().map(|p| &p.retrieved));
         match verify::verify(model, &self.text, packed, self.rag.verify.threshold) {
             Ok((v, _)) if v.nli_passed => self.verification = Some(v),
             Ok((v, note)) => {
@@ -751,12 +736,12 @@ impl<'a> Draft<'a> {
                 self.notes.extend(note);
                 self.grounded = false;
                 self.verification = Some(v);
-                self.refuse("nli_verification_failed", text, candidates(&checked));
+                self.refuse("nli_verification_failed", text, checked());
             }
             Err(e) => {
                 self.notes.push(format!("verification: {e}"));
                 self.model_unavailable("the verification model failed to run");
-                self.citations = candidates(&checked);
+                self.citations = checked();
             }
         }
     }

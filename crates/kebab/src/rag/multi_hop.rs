@@ -139,6 +139,7 @@ pub(super) fn gather(
     out.hops
         .push(hop("decompose", 0, queries, added, decompose_ms, false));
 
+    let budget = evidence_budget(llm, rag, &MULTI_HOP_DECIDE, question);
     let mut iter = 1u32;
     loop {
         // At the depth bound no decision is asked for: none could be
@@ -159,7 +160,6 @@ pub(super) fn gather(
             ));
             break;
         }
-        let budget = evidence_budget(llm, rag, &MULTI_HOP_DECIDE, question);
         let packed = pack(&pool.evidence, budget);
         let timer = Instant::now();
         let reply = match plan(llm, &MULTI_HOP_DECIDE, question, &packed, cancel) {
