@@ -32,6 +32,7 @@ use serde_json::{Map, Value};
 
 use crate::engine::{Engine, error_value};
 use crate::mcp::tools;
+use crate::mcp::transport::MAX_MESSAGE_BYTES;
 use kebab::api::ApiError;
 use kebab::service::Health;
 
@@ -109,6 +110,16 @@ async fn from_body(
 ) -> Response {
     match body {
         Ok(Json(arguments)) => call(&state, &tool, Value::Object(arguments)).await,
+        // A body over the bound keeps its own status, as on /mcp.
+        Err(rejection) if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE => {
+            let message = format!(
+                "request body over {MAX_MESSAGE_BYTES} bytes; send a bulk_search's queries in \
+                 several calls"
+            );
+            let mut response = failure(&ApiError::invalid("body", message));
+            *response.status_mut() = StatusCode::PAYLOAD_TOO_LARGE;
+            response
+        }
         Err(rejection) => failure(&ApiError::invalid("body", rejection.body_text())),
     }
 }
