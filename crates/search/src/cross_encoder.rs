@@ -60,7 +60,7 @@ impl CrossEncoder {
                 max_length,
                 0,
                 &library,
-                crate::embed::Workload::Many,
+                crate::embed::Workload::Queries,
             )?,
             batch_size: batch_size.max(1),
         })

@@ -228,7 +228,7 @@ impl Session {
             vectors_seen: Cell::new(None),
             missing_vectors: Cell::new(None),
             full_text: RefCell::new(None),
-            workload: Workload::Many,
+            workload: Workload::Queries,
         }
     }
 

@@ -430,18 +430,38 @@ enum Backend {
     Remote(remote::RemoteEmbedder),
 }
 
-/// How many texts a loaded model will embed, which decides how ONNX
-/// Runtime prepares it.
+/// How a loaded model will be used, which decides how ONNX Runtime
+/// prepares it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Workload {
-    /// Many texts (ingest, eval, a server, bulk search): the graph is
-    /// optimised at load — for the int8-weight MiniLM run as float
-    /// (`compute = "float"`) on two cores ~350 ms once, then each query
-    /// ~4 ms and batches ~25 % faster.
+    /// Batches back to back (ingest, eval): the graph is optimised at load
+    /// — for the int8-weight MiniLM run as float (`compute = "float"`) on
+    /// two cores ~350 ms once, then batches ~25 % faster — and ONNX
+    /// Runtime's threads spin between operators, since more work is always
+    /// coming.
     Many,
+    /// Queries now and then for as long as the process lives (a server,
+    /// bulk search): the graph is optimised at load, and idle threads
+    /// sleep instead of spinning. Spinning kept two cores busy for ~13 ms
+    /// of CPU per 2 ms query embedding, CPU that concurrent requests need
+    /// (BENCHMARKS.md "Hybrid search under load: what a call costs").
+    Queries,
     /// One query, then the process ends (`kebab search`, `kebab ask`): no
-    /// graph optimisation — load ~20 ms, the query ~30 ms, same vectors.
+    /// graph optimisation — load ~20 ms, the query ~30 ms, same vectors —
+    /// and no spinning.
     One,
+}
+
+impl Workload {
+    /// Whether ONNX Runtime optimises the graph at load.
+    pub fn optimises(self) -> bool {
+        self != Workload::One
+    }
+
+    /// Whether ONNX Runtime's idle threads spin, waiting for more work.
+    pub fn spins(self) -> bool {
+        self == Workload::Many
+    }
 }
 
 /// A loaded model (or a client for its server).

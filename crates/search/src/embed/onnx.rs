@@ -101,8 +101,8 @@ pub struct Output {
 impl OnnxModel {
     /// Load ONNX Runtime from `library`, then the tokenizer (truncating to
     /// `max_length` tokens, no padding) and the model `file` in `dir`, its
-    /// graph optimised only for [`Workload::Many`], run on `threads`
-    /// threads (0: one per core).
+    /// prepared for `workload` ([`Workload::optimises`],
+    /// [`Workload::spins`]), run on `threads` threads (0: one per core).
     ///
     /// ONNX Runtime's memory pattern is off: it plans one block for all of
     /// a run's intermediate tensors per input shape, and every batch here
@@ -138,15 +138,19 @@ impl OnnxModel {
             0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
             n => n,
         };
-        let optimisation = match workload {
-            Workload::Many => GraphOptimizationLevel::All,
-            Workload::One => GraphOptimizationLevel::Disable,
+        let optimisation = match workload.optimises() {
+            true => GraphOptimizationLevel::All,
+            false => GraphOptimizationLevel::Disable,
         };
         let session = Session::builder(&runtime.environment)
             .map_err(|e| load_err(&model_path, e.to_string()))?
             .with_optimization_level(optimisation)
             .map_err(|e| load_err(&model_path, e.to_string()))?
             .with_intra_threads(threads)
+            .map_err(|e| load_err(&model_path, e.to_string()))?
+            .with_intra_op_spinning(workload.spins())
+            .map_err(|e| load_err(&model_path, e.to_string()))?
+            .with_inter_op_spinning(workload.spins())
             .map_err(|e| load_err(&model_path, e.to_string()))?
             .with_memory_pattern(false)
             .map_err(|e| load_err(&model_path, e.to_string()))?
