@@ -157,10 +157,10 @@ pub struct Retrieved {
 
 /// Both channels' candidates for one query, before fusion: what
 /// [`rank`] orders, possibly under several fusions (`kebab eval beir`).
+/// Chunk ids and scores only: the rows are read for the hits shown.
 #[derive(Debug, Clone)]
 pub struct Candidates {
     terms: Vec<String>,
-    rows: HashMap<String, HitRow>,
     channels: HashMap<String, ChannelHits>,
     model: Option<String>,
     /// The index holds several roots: citations name the root.
@@ -176,13 +176,18 @@ pub fn retrieve(
 ) -> Result<Vec<Retrieved>, SearchError> {
     let Some(reranker) = request.rerank else {
         let candidates = candidates(store, vectors, request)?;
-        return Ok(rank(&candidates, request, request.fusion));
+        return rank(store, &candidates, request, request.fusion);
     };
     let wide = Request {
         k: request.k.max(reranker.top_n()),
         ..request.clone()
     };
-    let ranked = rank(&candidates(store, vectors, &wide)?, &wide, wide.fusion);
+    let ranked = rank(
+        store,
+        &candidates(store, vectors, &wide)?,
+        &wide,
+        wide.fusion,
+    )?;
     Ok(rerank(reranker, request.query, ranked, request.k)?)
 }
 
@@ -277,11 +282,9 @@ pub fn candidates(
     let channels_done = started.elapsed();
     let lexical_took = lexical_hits.as_ref().map(|(_, took)| *took);
     let lexical_hits = lexical_hits.map(|(hits, _)| hits);
-    let mut rows: HashMap<String, HitRow> = HashMap::new();
     let mut channels: HashMap<String, ChannelHits> = HashMap::new();
-    for (i, (row, bm25)) in lexical_hits.transpose()?.into_iter().flatten().enumerate() {
-        channels.entry(row.chunk_id.clone()).or_default().lexical = Some((i as u32 + 1, bm25));
-        rows.insert(row.chunk_id.clone(), row);
+    for (i, (id, bm25)) in lexical_hits.transpose()?.into_iter().flatten().enumerate() {
+        channels.entry(id).or_default().lexical = Some((i as u32 + 1, bm25));
     }
     let mut model = None;
     let mut vector_took = None;
@@ -303,10 +306,8 @@ pub fn candidates(
             per_channel,
             request.filter,
         )?;
-        for (i, (row, cosine)) in found.into_iter().enumerate() {
-            channels.entry(row.chunk_id.clone()).or_default().vector =
-                Some((i as u32 + 1, cosine as f64));
-            rows.insert(row.chunk_id.clone(), row);
+        for (i, (id, cosine)) in found.into_iter().enumerate() {
+            channels.entry(id).or_default().vector = Some((i as u32 + 1, cosine as f64));
         }
     }
     let ms = |d: Duration| d.as_secs_f64() * 1000.0;
@@ -320,7 +321,6 @@ pub fn candidates(
     );
     Ok(Candidates {
         terms,
-        rows,
         channels,
         model,
         qualify: store.root_count()? > 1,
@@ -328,8 +328,13 @@ pub fn candidates(
 }
 
 /// The best `request.k` of `candidates`, scored by the mode's channel or,
-/// in hybrid mode, by `fusion`.
-pub fn rank(candidates: &Candidates, request: &Request<'_>, fusion: Fusion) -> Vec<Retrieved> {
+/// in hybrid mode, by `fusion`, with their rows read from `store`.
+pub fn rank(
+    store: &Store,
+    candidates: &Candidates,
+    request: &Request<'_>,
+    fusion: Fusion,
+) -> Result<Vec<Retrieved>, SearchError> {
     let channels = &candidates.channels;
     let fused = match request.mode {
         Mode::Hybrid => crate::fusion::fuse(fusion, channels),
@@ -371,9 +376,18 @@ pub fn rank(candidates: &Candidates, request: &Request<'_>, fusion: Fusion) -> V
         Mode::Vector => "cosine",
         Mode::Hybrid => fusion.score_kind(),
     };
+    // A chunk deleted since its channel found it has no row: it is left out.
+    let ids: Vec<String> = scored.iter().map(|(_, id)| (*id).clone()).collect();
+    let mut rows: HashMap<String, HitRow> = store
+        .hit_rows(&ids, request.filter)?
+        .into_iter()
+        .map(|row| (row.chunk_id.clone(), row))
+        .collect();
     let mut out = Vec::new();
     for (score, id) in scored {
-        let row = candidates.rows[id].clone();
+        let Some(row) = rows.remove(id) else {
+            continue;
+        };
         let c = channels[id];
         let retrieval = Retrieval {
             method: request.mode.as_str(),
@@ -405,7 +419,7 @@ pub fn rank(candidates: &Candidates, request: &Request<'_>, fusion: Fusion) -> V
             });
         }
     }
-    out
+    Ok(out)
 }
 
 /// Query terms plus the morphemes of their Korean words, so 서울에서 in a
@@ -474,10 +488,10 @@ fn nearest(
     })
 }
 
-/// Nearest chunks passing `filter`, best first, at most `n`, starting from
-/// the first `fetch` `neighbours` of `query` (`shown` of them reach the
-/// user): the table is asked for more until `n` pass the filter or it runs
-/// out.
+/// Nearest chunks passing `filter` (and still in SQLite), best first, at
+/// most `n`, starting from the first `fetch` `neighbours` of `query`
+/// (`shown` of them reach the user): the table is asked for more until `n`
+/// pass the filter or it runs out.
 fn vector_candidates(
     store: &Store,
     channel: VectorChannel<'_>,
@@ -486,19 +500,15 @@ fn vector_candidates(
     (mut fetch, shown): (usize, usize),
     n: usize,
     filter: &ChunkFilter,
-) -> Result<Vec<(HitRow, f32)>, SearchError> {
+) -> Result<Neighbours, SearchError> {
     loop {
         neighbours.retain(|(_, cosine)| *cosine >= channel.min_score);
         let exhausted = neighbours.len() < fetch;
         let ids: Vec<String> = neighbours.iter().map(|(id, _)| id.clone()).collect();
-        let mut rows: HashMap<String, HitRow> = store
-            .hit_rows(&ids, filter)?
-            .into_iter()
-            .map(|r| (r.chunk_id.clone(), r))
-            .collect();
-        let found: Vec<(HitRow, f32)> = neighbours
-            .iter()
-            .filter_map(|(id, cosine)| rows.remove(id).map(|r| (r, *cosine)))
+        let admitted = store.admitted(&ids, filter)?;
+        let found: Neighbours = neighbours
+            .drain(..)
+            .filter(|(id, _)| admitted.contains(id))
             .take(n)
             .collect();
         if found.len() >= n || exhausted {

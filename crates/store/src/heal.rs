@@ -224,13 +224,13 @@ mod tests {
         }
         // The triggers work again: a new document is searchable.
         store.replace_document(&doc("new.md", "zebra")).unwrap();
-        let hits = store
-            .lexical_search(
-                &crate::tests::terms(&["zebra"]),
-                5,
-                &crate::ChunkFilter::default(),
-            )
-            .unwrap();
+        let hits = crate::tests::lexical_hits(
+            &store,
+            &crate::tests::terms(&["zebra"]),
+            5,
+            &crate::ChunkFilter::default(),
+        )
+        .unwrap();
         assert_eq!(hits.len(), 1);
     }
 }

@@ -501,6 +501,26 @@ mod tests {
         store
     }
 
+    /// [`Store::lexical_search`]'s hits with their rows, best first.
+    pub(super) fn lexical_hits(
+        store: &Store,
+        terms: &[String],
+        k: usize,
+        filter: &ChunkFilter,
+    ) -> Result<Vec<(crate::HitRow, f64)>, StoreError> {
+        let ranked = store.lexical_search(terms, k, filter)?;
+        let ids: Vec<String> = ranked.iter().map(|(id, _)| id.clone()).collect();
+        let mut rows: std::collections::HashMap<String, crate::HitRow> = store
+            .hit_rows(&ids, &ChunkFilter::default())?
+            .into_iter()
+            .map(|row| (row.chunk_id.clone(), row))
+            .collect();
+        Ok(ranked
+            .into_iter()
+            .map(|(id, score)| (rows.remove(&id).expect("a ranked chunk has a row"), score))
+            .collect())
+    }
+
     /// Query terms as search hands them to [`Store::lexical_search`].
     pub(super) fn terms(words: &[&str]) -> Vec<String> {
         words.iter().map(|w| w.to_string()).collect()
@@ -594,9 +614,9 @@ mod tests {
         );
         assert_eq!(store.counts().unwrap(), (2, 2));
         assert_eq!(store.full_text_damage().unwrap(), None);
-        let hits = store
-            .lexical_search(&terms(&["zebra"]), 10, &ChunkFilter::default())
-            .unwrap();
+        let hits =
+            crate::tests::lexical_hits(&store, &terms(&["zebra"]), 10, &ChunkFilter::default())
+                .unwrap();
         assert_eq!(hits.len(), 1);
         assert_eq!(hits[0].0.workspace_path, "b.md");
         assert!(hits[0].1 > 0.0);
@@ -605,8 +625,7 @@ mod tests {
         assert_eq!(store.full_text_damage().unwrap(), None);
         assert!(store.has_chunks().unwrap());
         assert!(
-            store
-                .lexical_search(&terms(&["zebra"]), 10, &ChunkFilter::default())
+            crate::tests::lexical_hits(&store, &terms(&["zebra"]), 10, &ChunkFilter::default())
                 .unwrap()
                 .is_empty()
         );
@@ -631,8 +650,7 @@ mod tests {
             Err(StoreError::PathConflict { .. })
         ));
         assert_eq!(
-            store
-                .lexical_search(&terms(&["x"]), 5, &ChunkFilter::default())
+            crate::tests::lexical_hits(&store, &terms(&["x"]), 5, &ChunkFilter::default())
                 .unwrap()
                 .len(),
             1,
@@ -678,8 +696,7 @@ mod tests {
             );
             for k in [1, 3, 10] {
                 let ranked = |filter: &ChunkFilter| -> Vec<(String, f64)> {
-                    store
-                        .lexical_search(&query, k, filter)
+                    crate::tests::lexical_hits(&store, &query, k, filter)
                         .unwrap()
                         .into_iter()
                         .map(|(row, score)| (row.workspace_path, score))
@@ -721,8 +738,7 @@ mod tests {
             LexicalState::InStep { chunks: 2 }
         );
         let found = |store: &Store, word: &str| -> Vec<String> {
-            store
-                .lexical_search(&terms(&[word]), 10, &ChunkFilter::default())
+            crate::tests::lexical_hits(store, &terms(&[word]), 10, &ChunkFilter::default())
                 .unwrap()
                 .into_iter()
                 .map(|(row, _)| row.workspace_path)
@@ -811,18 +827,22 @@ mod tests {
             store.replace_document(&d).unwrap();
         }
         let found = |filter: ChunkFilter| -> Vec<String> {
-            let mut paths: Vec<String> = store
-                .lexical_search(&terms(&["walrus"]), 1, &filter)
-                .unwrap()
-                .into_iter()
-                .map(|(row, _)| row.workspace_path)
-                .collect();
-            let ids: Vec<String> = store
-                .lexical_search(&terms(&["walrus"]), 10, &ChunkFilter::default())
-                .unwrap()
-                .into_iter()
-                .map(|(row, _)| row.chunk_id)
-                .collect();
+            let mut paths: Vec<String> =
+                crate::tests::lexical_hits(&store, &terms(&["walrus"]), 1, &filter)
+                    .unwrap()
+                    .into_iter()
+                    .map(|(row, _)| row.workspace_path)
+                    .collect();
+            let ids: Vec<String> = crate::tests::lexical_hits(
+                &store,
+                &terms(&["walrus"]),
+                10,
+                &ChunkFilter::default(),
+            )
+            .unwrap()
+            .into_iter()
+            .map(|(row, _)| row.chunk_id)
+            .collect();
             let mut by_id: Vec<String> = store
                 .hit_rows(&ids, &filter)
                 .unwrap()

@@ -149,16 +149,18 @@ fn fts_expression(terms: &[String]) -> String {
 }
 
 impl Store {
-    /// The chunks holding any of `terms`, best first, with their BM25
-    /// relevance (larger is better), narrowed by `filter` before the best
-    /// `k` are taken. Answered by the lexical index when it holds exactly
-    /// what SQLite holds, else by the FTS5 table (see [`crate::lexical`]).
+    /// The chunks holding any of `terms`, best first, as chunk ids with
+    /// their BM25 relevance (larger is better), narrowed by `filter`
+    /// before the best `k` are taken. Answered by the lexical index when
+    /// it holds exactly what SQLite holds, else by the FTS5 table (see
+    /// [`crate::lexical`]). Only ids: a search reads the rows of the few
+    /// it shows ([`Store::hit_rows`]), not of every candidate.
     pub fn lexical_search(
         &self,
         terms: &[String],
         k: usize,
         filter: &ChunkFilter,
-    ) -> Result<Vec<(HitRow, f64)>, StoreError> {
+    ) -> Result<Vec<(String, f64)>, StoreError> {
         if terms.is_empty() {
             return Ok(Vec::new());
         }
@@ -176,7 +178,7 @@ impl Store {
         terms: &[String],
         k: usize,
         filter: &ChunkFilter,
-    ) -> Result<Option<Vec<(HitRow, f64)>>, StoreError> {
+    ) -> Result<Option<Vec<(String, f64)>>, StoreError> {
         let found = self.with_lexical_in_step(|reader| {
             let started = std::time::Instant::now();
             let allowed = match filter.is_empty() {
@@ -199,11 +201,11 @@ impl Store {
                 }
             };
             let rowids: Vec<i64> = ranked.iter().map(|(rowid, _)| *rowid).collect();
-            let mut rows = self.hit_rows_by_rowid(&rowids)?;
+            let mut ids = self.chunk_ids_by_rowid(&rowids)?;
             Ok(Some(
                 ranked
                     .into_iter()
-                    .filter_map(|(rowid, score)| Some((rows.remove(&rowid)?, f64::from(score))))
+                    .filter_map(|(rowid, score)| Some((ids.remove(&rowid)?, f64::from(score))))
                     .collect(),
             ))
         })?;
@@ -227,48 +229,44 @@ impl Store {
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
-    /// The hit rows of the chunks with these rowids, by rowid.
-    fn hit_rows_by_rowid(&self, rowids: &[i64]) -> Result<HashMap<i64, HitRow>, StoreError> {
-        let mut stmt = self.conn.prepare_cached(&format!(
-            "SELECT {HIT_COLUMNS}, c.rowid
-             FROM chunks c JOIN documents d ON d.doc_id = c.doc_id
-             WHERE c.rowid IN (SELECT value FROM json_each(?1))"
-        ))?;
+    /// The chunk ids of these rowids, by rowid.
+    fn chunk_ids_by_rowid(&self, rowids: &[i64]) -> Result<HashMap<i64, String>, StoreError> {
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT rowid, chunk_id FROM chunks WHERE rowid IN (SELECT value FROM json_each(?1))",
+        )?;
         let ids = serde_json::to_string(rowids).expect("rowids serialise");
-        let rows = stmt.query_map(params![ids], |r| Ok((r.get(10)?, hit_row(r)?)))?;
+        let rows = stmt.query_map(params![ids], |r| Ok((r.get(0)?, r.get(1)?)))?;
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
-    /// FTS5 matches for an FTS5 query expression, best first, with their
-    /// BM25 relevance (larger is better), narrowed by `filter`.
+    /// FTS5 matches for an FTS5 query expression, best first, as chunk
+    /// ids with their BM25 relevance (larger is better), narrowed by
+    /// `filter`.
     fn fts5_search(
         &self,
         fts_query: &str,
         k: usize,
         filter: &ChunkFilter,
-    ) -> Result<Vec<(HitRow, f64)>, StoreError> {
-        // Without a filter the best `k` are picked from the full-text index
-        // alone and only they are joined with their chunk and document:
-        // reading every matching chunk's text before the cut took as long
-        // as ranking (a 15-term query matches most of a corpus).
-        let row = |r: &rusqlite::Row<'_>| Ok((hit_row(r)?, -r.get::<_, f64>(10)?));
+    ) -> Result<Vec<(String, f64)>, StoreError> {
+        let row = |r: &rusqlite::Row<'_>| Ok((r.get(0)?, -r.get::<_, f64>(1)?));
         if filter.is_empty() {
-            let mut stmt = self.conn.prepare_cached(&format!(
+            // The best `k` are picked from the full-text index alone and
+            // only they are looked up in the chunks (a 15-term query
+            // matches most of a corpus).
+            let mut stmt = self.conn.prepare_cached(
                 "WITH top AS (
                      SELECT rowid AS rid, bm25(chunks_fts, 0.0, 0.0, 2.0, 1.0) AS rank
                      FROM chunks_fts WHERE chunks_fts MATCH ?1
                      ORDER BY rank, rowid LIMIT ?2)
-                 SELECT {HIT_COLUMNS}, top.rank
-                 FROM top
-                 JOIN chunks c ON c.rowid = top.rid
-                 JOIN documents d ON d.doc_id = c.doc_id
-                 ORDER BY top.rank, c.chunk_id"
-            ))?;
+                 SELECT c.chunk_id, top.rank
+                 FROM top JOIN chunks c ON c.rowid = top.rid
+                 ORDER BY top.rank, c.chunk_id",
+            )?;
             let rows = stmt.query_map(params![fts_query, k as i64], row)?;
             return Ok(rows.collect::<Result<_, _>>()?);
         }
         let mut stmt = self.conn.prepare_cached(&format!(
-            "SELECT {HIT_COLUMNS}, bm25(chunks_fts, 0.0, 0.0, 2.0, 1.0) AS rank
+            "SELECT c.chunk_id, bm25(chunks_fts, 0.0, 0.0, 2.0, 1.0) AS rank
              FROM chunks_fts
              JOIN chunks c ON c.rowid = chunks_fts.rowid
              JOIN documents d ON d.doc_id = c.doc_id
@@ -295,6 +293,34 @@ impl Store {
         let mut stmt = self.conn.prepare_cached(&sql)?;
         let ids = serde_json::to_string(chunk_ids).expect("ids serialise");
         let rows = stmt.query_map(filter.with_params(ids, Option::<i64>::None), hit_row)?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// The chunks among `chunk_ids` that exist and pass `filter`: the
+    /// check of [`Store::hit_rows`] without reading the rows. Without a
+    /// filter only the chunk-id index is read (at 100k chunks a hybrid
+    /// query's 100 vector candidates took ~430 page reads with their
+    /// documents joined).
+    pub fn admitted(
+        &self,
+        chunk_ids: &[String],
+        filter: &ChunkFilter,
+    ) -> Result<HashSet<String>, StoreError> {
+        let ids = serde_json::to_string(chunk_ids).expect("ids serialise");
+        if filter.is_empty() {
+            let mut stmt = self.conn.prepare_cached(
+                "SELECT chunk_id FROM chunks WHERE chunk_id IN (SELECT value FROM json_each(?1))",
+            )?;
+            let rows = stmt.query_map(params![ids], |r| r.get(0))?;
+            return Ok(rows.collect::<Result<_, _>>()?);
+        }
+        let sql = format!(
+            "SELECT c.chunk_id
+             FROM chunks c JOIN documents d ON d.doc_id = c.doc_id
+             WHERE c.chunk_id IN (SELECT value FROM json_each(?1)) AND ?2 IS NULL {FILTER_SQL}"
+        );
+        let mut stmt = self.conn.prepare_cached(&sql)?;
+        let rows = stmt.query_map(filter.with_params(ids, Option::<i64>::None), |r| r.get(0))?;
         Ok(rows.collect::<Result<_, _>>()?)
     }
 }

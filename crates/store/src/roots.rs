@@ -402,9 +402,9 @@ mod tests {
             roots: vec!["app".into()],
             ..Default::default()
         };
-        let hits = store
-            .lexical_search(&crate::tests::terms(&["readme"]), 5, &only_app)
-            .unwrap();
+        let hits =
+            crate::tests::lexical_hits(&store, &crate::tests::terms(&["readme"]), 5, &only_app)
+                .unwrap();
         assert_eq!(hits.len(), 1);
         assert_eq!(
             (hits[0].0.root.as_str(), hits[0].0.text.as_str()),

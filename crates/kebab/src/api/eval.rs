@@ -234,6 +234,7 @@ fn widest(modes: &[EvalMode]) -> EvalMode {
 /// `stems` maps corpus file stems to them).
 fn score_variants(
     variants: &mut [Variant],
+    store: &kebab_store::Store,
     candidates: &kebab_search::search::Candidates,
     request: &Request<'_>,
     reranker: Option<&Reranker>,
@@ -253,7 +254,7 @@ fn score_variants(
             k: request.k.max(reranker.map_or(0, Reranker::top_n)),
             ..request.clone()
         };
-        let mut ranked = kebab_search::search::rank(candidates, &variant, v.fusion);
+        let mut ranked = kebab_search::search::rank(store, candidates, &variant, v.fusion)?;
         if let Some(reranker) = reranker {
             ranked = kebab_search::search::rerank(reranker, request.query, ranked, request.k)?;
         }
@@ -500,6 +501,7 @@ impl Session {
             gather_secs += started.elapsed().as_secs_f64();
             score_variants(
                 &mut variants,
+                &eval_app.store,
                 &candidates,
                 &request,
                 reranker.as_ref(),
