@@ -151,7 +151,8 @@ def kebab_mcp_rss(n, binary, env):
             ppid = status_ppid(pid)
         except OSError:
             continue
-        if ppid == me and cmd[0].endswith(b"kebab") and cmd[1:2] == [b"mcp"]:
+        named = os.path.basename(cmd[0]) == os.path.basename(binary).encode()
+        if ppid == me and named and cmd[1:2] == [b"mcp"]:
             total += status_mb(pid, "VmRSS")
     stop.set()
     for t in threads:
@@ -180,6 +181,8 @@ def main():
     ap.add_argument("--clients", default="1,4,16")
     ap.add_argument("--sessions", type=int, default=4)
     ap.add_argument("--work", help="keep the corpus and index here (reused when present)")
+    ap.add_argument("--config-extra", default="",
+                    help="TOML appended to the config, e.g. '[search]\\nann_ef = 40'")
     ap.add_argument("--api", action="store_true",
                     help="load the HTTP JSON API (GET /v1/search) with light clients, not MCP sessions")
     a = ap.parse_args()
@@ -189,7 +192,7 @@ def main():
     corpus(root, a.docs, rng)
     config = os.path.join(work, "config.toml")
     with open(config, "w") as f:
-        f.write(model_config(a.assets))
+        f.write(model_config(a.assets) + a.config_extra.replace("\\n", "\n") + "\n")
     env = dict(os.environ, KEBAB_CONFIG=config, KEBAB_DATA_DIR=os.path.join(work, "data"))
     env.pop("KEBAB_SERVE_TOKEN", None)
     subprocess.run([a.binary, "--json", "ingest", root], env=env, capture_output=True, check=True)

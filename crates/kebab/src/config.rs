@@ -670,7 +670,7 @@ mod tests {
     }
 
     #[test]
-    fn ann_settings_load_and_zero_is_refused() {
+    fn ann_settings_load_zero_probes_are_refused_and_zero_refine_means_none() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("config.toml");
         std::fs::write(&path, "[search]\nann_nprobes = 20\nann_refine_factor = 2\n").unwrap();
@@ -683,11 +683,13 @@ mod tests {
             Config::default().search.ann(),
             kebab_store::vector::AnnParams::default()
         );
-        for zero in ["ann_nprobes = 0", "ann_ef = 0", "ann_refine_factor = 0"] {
+        for zero in ["ann_nprobes = 0", "ann_ef = 0"] {
             std::fs::write(&path, format!("[search]\n{zero}\n")).unwrap();
             let err = Config::load(&path).unwrap_err().to_string();
             assert!(err.contains("at least 1"), "{zero}: {err}");
         }
+        std::fs::write(&path, "[search]\nann_refine_factor = 0\n").unwrap();
+        assert_eq!(Config::load(&path).unwrap().search.ann().refine_factor, 0);
     }
 
     #[test]

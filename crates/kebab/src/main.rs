@@ -324,7 +324,7 @@ pub(crate) enum EvalCmd {
         /// HNSW candidates to try (repeatable) [default: the configured].
         #[arg(long)]
         ef: Vec<usize>,
-        /// Refine factors to try (repeatable) [default: the configured].
+        /// Refine factors to try (repeatable; 0: no re-scoring) [default: the configured].
         #[arg(long)]
         refine: Vec<u32>,
     },

@@ -36,7 +36,8 @@ pub struct SearchConfig {
     /// HNSW candidates per searched partition (unset: 1.5 × the limit;
     /// raised to the rows a query fetches × `ann_refine_factor` when lower).
     pub ann_ef: Option<usize>,
-    /// Rows re-scored with their full vectors, per row asked for.
+    /// Rows re-scored with their full vectors, per row asked for (0: none,
+    /// the index's quantised cosines are kept).
     pub ann_refine_factor: u32,
     /// Neighbours below this cosine similarity are not vector hits
     /// (default: the embedding model's own floor from the catalog).
@@ -110,12 +111,10 @@ impl SearchConfig {
     pub fn check(&self) -> Result<(), String> {
         self.parse_fusion()
             .map_err(|e| format!("[search] fusion: {e}"))?;
-        if self.ann_nprobes == Some(0) || self.ann_ef == Some(0) || self.ann_refine_factor == 0 {
-            return Err(
-                "[search] ann_nprobes, ann_ef and ann_refine_factor must be at least 1 \
+        if self.ann_nprobes == Some(0) || self.ann_ef == Some(0) {
+            return Err("[search] ann_nprobes and ann_ef must be at least 1 \
                  (leave them out for the defaults)"
-                    .into(),
-            );
+                .into());
         }
         self.check_bounds().map_err(|e| format!("[search] {e}"))?;
         at_most("top_n", self.rerank.top_n, MAX_K).map_err(|e| format!("[search.rerank] {e}"))

@@ -123,7 +123,8 @@ pub struct AnnParams {
     /// never fewer than the rows a query asks for × `refine_factor`.
     pub ef: Option<usize>,
     /// Rows re-scored with their full vectors per row asked for (the
-    /// index holds 8-bit quantised copies).
+    /// index holds 8-bit quantised copies); 0: none, the rows and their
+    /// cosines are the index's own (within ~0.001 of the exact cosine).
     pub refine_factor: u32,
 }
 
@@ -146,15 +147,22 @@ impl AnnParams {
 
     /// These parameters for a query that takes `limit` rows of which only
     /// the best `shown` are ranked for the user (hybrid search's candidate
-    /// pool): the index re-scores `refine_factor × shown` rows — never fewer
-    /// than `limit` — instead of `refine_factor × limit`. At 100k chunks a
-    /// pool of 100 for 10 shown costs ~19 ms this way instead of ~28 ms,
-    /// with recall@100 0.985 instead of 1 (BENCHMARKS.md "Hybrid's
-    /// candidate pool re-scored for the hits shown").
+    /// pool): the index re-scores `refine_factor × shown` rows instead of
+    /// `refine_factor × limit` (BENCHMARKS.md "Hybrid's candidate pool
+    /// re-scored for the hits shown"). When that is no more than `limit`,
+    /// re-scoring would only reorder the index's own `limit` rows and move
+    /// their cosines by ~0.001, so the pool is taken as the index ranks it
+    /// (factor 0): at 100k chunks a pool of 100 for 10 shown costs 5.9 ms
+    /// of ANN search instead of 13.5 ms, with the same rows (BENCHMARKS.md
+    /// "Hybrid search under load: what a call costs").
     pub fn for_pool(self, limit: usize, shown: usize) -> AnnParams {
         let budget = (self.refine_factor as usize).saturating_mul(shown.min(limit));
+        let factor = budget.div_ceil(limit.max(1));
         AnnParams {
-            refine_factor: u32::try_from(budget.div_ceil(limit.max(1)).max(1)).unwrap_or(u32::MAX),
+            refine_factor: match factor {
+                0 | 1 => 0,
+                n => u32::try_from(n).unwrap_or(u32::MAX),
+            },
             ..self
         }
     }
@@ -452,7 +460,10 @@ impl VectorStore {
             let nearest = match probe {
                 Probe::Exact => nearest.bypass_vector_index(),
                 Probe::Index(ann) => {
-                    let mut q = nearest.refine_factor(ann.refine_factor);
+                    let mut q = match ann.refine_factor {
+                        0 => nearest,
+                        factor => nearest.refine_factor(factor),
+                    };
                     if let Some(n) = ann.nprobes {
                         q = q.nprobes(n)?;
                     }
@@ -742,13 +753,21 @@ mod tests {
         assert_eq!(ann.refine_factor, 4);
         // What the user sees is asked for: unchanged.
         assert_eq!(ann.for_pool(10, 10), ann);
-        // 100 candidates for 10 shown: 40 rows to re-score, at least 100.
-        assert_eq!(ann.for_pool(100, 10).refine_factor, 1);
+        // 100 candidates for 10 shown: 40 rows to re-score, fewer than the
+        // pool, so the pool is the index's own ranking, not re-scored.
+        assert_eq!(ann.for_pool(100, 10).refine_factor, 0);
+        assert_eq!(ann.for_pool(100, 25).refine_factor, 0);
         // 100 candidates for 30 shown: 120 rows, two per candidate.
         assert_eq!(ann.for_pool(100, 30).refine_factor, 2);
-        // Never more than the configured factor, never zero.
+        // Never more than the configured factor.
         assert_eq!(ann.for_pool(100, 500).refine_factor, 4);
-        assert_eq!(ann.for_pool(0, 0).refine_factor, 1);
+        assert_eq!(ann.for_pool(0, 0).refine_factor, 0);
+        // Nothing re-scored stays so.
+        let none = AnnParams {
+            refine_factor: 0,
+            ..ann
+        };
+        assert_eq!(none.for_pool(10, 10).refine_factor, 0);
         let tuned = AnnParams {
             nprobes: Some(5),
             ef: Some(80),

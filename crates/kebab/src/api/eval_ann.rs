@@ -158,10 +158,10 @@ impl Session {
         if sweep.k == 0 {
             return Err(ApiError::invalid("k", "k must be at least 1"));
         }
-        if sweep.nprobes.contains(&0) || sweep.ef.contains(&0) || sweep.refine_factor.contains(&0) {
+        if sweep.nprobes.contains(&0) || sweep.ef.contains(&0) {
             return Err(ApiError::invalid(
                 "nprobes",
-                "nprobes, ef and refine must be at least 1",
+                "nprobes and ef must be at least 1",
             ));
         }
         kebab_core::bounds::at_most("k", sweep.k, kebab_search::search::MAX_K)?;
