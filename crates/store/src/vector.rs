@@ -147,7 +147,8 @@ impl AnnParams {
 
     /// These parameters for a query that takes `limit` rows of which only
     /// the best `shown` are ranked for the user (hybrid search's candidate
-    /// pool): the index re-scores `refine_factor × shown` rows instead of
+    /// pool; a query that shows all it takes keeps them as they are): the
+    /// index re-scores `refine_factor × shown` rows instead of
     /// `refine_factor × limit` (BENCHMARKS.md "Hybrid's candidate pool
     /// re-scored for the hits shown"). When that is no more than `limit`,
     /// re-scoring would only reorder the index's own `limit` rows and move
@@ -156,6 +157,9 @@ impl AnnParams {
     /// of ANN search instead of 13.5 ms, with the same rows (BENCHMARKS.md
     /// "Hybrid search under load: what a call costs").
     pub fn for_pool(self, limit: usize, shown: usize) -> AnnParams {
+        if shown >= limit {
+            return self;
+        }
         let budget = (self.refine_factor as usize).saturating_mul(shown.min(limit));
         let factor = budget.div_ceil(limit.max(1));
         AnnParams {
@@ -761,7 +765,15 @@ mod tests {
         assert_eq!(ann.for_pool(100, 30).refine_factor, 2);
         // Never more than the configured factor.
         assert_eq!(ann.for_pool(100, 500).refine_factor, 4);
-        assert_eq!(ann.for_pool(0, 0).refine_factor, 0);
+        assert_eq!(ann.for_pool(0, 0), ann);
+        // A query that shows every row it takes is not a pool: a factor of
+        // 1 still re-scores its rows.
+        let one = AnnParams {
+            refine_factor: 1,
+            ..ann
+        };
+        assert_eq!(one.for_pool(10, 10), one);
+        assert_eq!(one.for_pool(100, 10).refine_factor, 0);
         // Nothing re-scored stays so.
         let none = AnnParams {
             refine_factor: 0,
