@@ -251,6 +251,11 @@ fn http(
     request.push_str("Connection: close\r\n\r\n");
     request.push_str(body.unwrap_or(""));
     stream.write_all(request.as_bytes()).unwrap();
+    answer(stream)
+}
+
+/// Everything the server sends on `stream` until it closes, as an answer.
+fn answer(mut stream: TcpStream) -> Answer {
     let mut raw = Vec::new();
     let _ = stream.read_to_end(&mut raw);
     let text = String::from_utf8_lossy(&raw).to_string();
@@ -1107,9 +1112,9 @@ fn slow_requests_are_cut_off_and_others_are_still_answered() {
 }
 
 /// POST a JSON body of `len` bytes (a `query` of `a`s) to `path`, with a
-/// Content-Length or chunked; the status and body of the answer, however
-/// early it came (a write the server no longer reads is not an error).
-fn post_large(addr: &str, path: &str, len: usize, chunked: bool) -> (u16, String) {
+/// Content-Length or chunked; the answer, however early it came (a write
+/// the server no longer reads is not an error).
+fn post_large(addr: &str, path: &str, len: usize, chunked: bool) -> Answer {
     let mut stream = TcpStream::connect(addr).expect("connect");
     stream
         .set_read_timeout(Some(Duration::from_secs(60)))
@@ -1141,20 +1146,7 @@ fn post_large(addr: &str, path: &str, len: usize, chunked: bool) -> (u16, String
     if chunked && sent.is_ok() {
         let _ = stream.write_all(b"0\r\n\r\n");
     }
-    let mut raw = Vec::new();
-    let _ = stream.read_to_end(&mut raw);
-    let text = String::from_utf8_lossy(&raw).to_string();
-    let status = text
-        .lines()
-        .next()
-        .and_then(|l| l.split_whitespace().nth(1))
-        .and_then(|s| s.parse().ok())
-        .unwrap_or_else(|| panic!("no HTTP status from {path}: {text:?}"));
-    let body = text
-        .split_once("\r\n\r\n")
-        .map_or("", |(_, b)| b)
-        .to_string();
-    (status, body)
+    answer(stream)
 }
 
 #[test]
@@ -1165,9 +1157,9 @@ fn a_request_body_over_4_mib_is_refused_with_413_on_every_route() {
     let limit = 4 << 20;
     // Just under the bound the body is read, and refused for what it says
     // (a query over the query bound), not for its size.
-    let (status, body) = post_large(&addr, "/v1/search", limit - 1, false);
-    assert_eq!(status, 400, "{body}");
-    let error: Value = serde_json::from_str(&body).expect("error.v1");
+    let under = post_large(&addr, "/v1/search", limit - 1, false);
+    assert_eq!(under.status, 400, "{under:?}");
+    let error: Value = serde_json::from_str(&under.body).expect("error.v1");
     assert_eq!(error["code"], "invalid_input", "{error}");
     assert!(
         error["message"].as_str().unwrap().contains("query"),
@@ -1176,17 +1168,17 @@ fn a_request_body_over_4_mib_is_refused_with_413_on_every_route() {
     // Over it: 413, whether the length is announced or the body chunked,
     // on the JSON API (with an error.v1) and on /mcp.
     for chunked in [false, true] {
-        let (status, body) = post_large(&addr, "/v1/search", limit + 1, chunked);
-        assert_eq!(status, 413, "chunked {chunked}: {body}");
-        let error: Value = serde_json::from_str(&body).expect("error.v1");
+        let over = post_large(&addr, "/v1/search", limit + 1, chunked);
+        assert_eq!(over.status, 413, "chunked {chunked}: {over:?}");
+        let error: Value = serde_json::from_str(&over.body).expect("error.v1");
         assert_eq!(error["schema_version"], "error.v1", "{error}");
         assert_eq!(error["code"], "invalid_input", "{error}");
         assert!(
             error["message"].as_str().unwrap().contains("4194304 bytes"),
             "{error}"
         );
-        let (status, body) = post_large(&addr, "/mcp", limit + 1, chunked);
-        assert_eq!(status, 413, "/mcp, chunked {chunked}: {body}");
+        let mcp = post_large(&addr, "/mcp", limit + 1, chunked);
+        assert_eq!(mcp.status, 413, "/mcp, chunked {chunked}: {mcp:?}");
     }
     // The server goes on.
     let host = [("Host", addr.as_str())];

@@ -120,6 +120,16 @@ const FILTER_SQL: &str = "
     AND (?9 IS NULL OR d.lang = ?9)
     AND (?10 IS NULL OR d.trust_level IN (SELECT value FROM json_each(?10)))";
 
+/// A statement selecting `columns` of the chunks whose ids are the JSON
+/// list ?1 and that pass the filter (`?2` unused, NULL).
+fn among_ids(columns: &str) -> String {
+    format!(
+        "SELECT {columns}
+         FROM chunks c JOIN documents d ON d.doc_id = c.doc_id
+         WHERE c.chunk_id IN (SELECT value FROM json_each(?1)) AND ?2 IS NULL {FILTER_SQL}"
+    )
+}
+
 fn hit_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<HitRow> {
     Ok(HitRow {
         chunk_id: r.get(0)?,
@@ -285,12 +295,7 @@ impl Store {
         chunk_ids: &[String],
         filter: &ChunkFilter,
     ) -> Result<Vec<HitRow>, StoreError> {
-        let sql = format!(
-            "SELECT {HIT_COLUMNS}
-             FROM chunks c JOIN documents d ON d.doc_id = c.doc_id
-             WHERE c.chunk_id IN (SELECT value FROM json_each(?1)) AND ?2 IS NULL {FILTER_SQL}"
-        );
-        let mut stmt = self.conn.prepare_cached(&sql)?;
+        let mut stmt = self.conn.prepare_cached(&among_ids(HIT_COLUMNS))?;
         let ids = serde_json::to_string(chunk_ids).expect("ids serialise");
         let rows = stmt.query_map(filter.with_params(ids, Option::<i64>::None), hit_row)?;
         Ok(rows.collect::<Result<_, _>>()?)
@@ -314,12 +319,7 @@ impl Store {
             let rows = stmt.query_map(params![ids], |r| r.get(0))?;
             return Ok(rows.collect::<Result<_, _>>()?);
         }
-        let sql = format!(
-            "SELECT c.chunk_id
-             FROM chunks c JOIN documents d ON d.doc_id = c.doc_id
-             WHERE c.chunk_id IN (SELECT value FROM json_each(?1)) AND ?2 IS NULL {FILTER_SQL}"
-        );
-        let mut stmt = self.conn.prepare_cached(&sql)?;
+        let mut stmt = self.conn.prepare_cached(&among_ids("c.chunk_id"))?;
         let rows = stmt.query_map(filter.with_params(ids, Option::<i64>::None), |r| r.get(0))?;
         Ok(rows.collect::<Result<_, _>>()?)
     }
