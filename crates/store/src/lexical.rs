@@ -20,9 +20,9 @@
 //! Readers use it only while it holds exactly what SQLite holds (the log
 //! is empty); otherwise, and for an index they cannot open (a read-only
 //! data directory, a half-finished upgrade), search answers from the FTS5
-//! table the migrations keep beside it. Filters are applied inside the
-//! collector, before the top `k` are taken, without giving up pruning: a
-//! chunk outside the filter simply never raises the threshold.
+//! table the migrations keep beside it. Filters are applied while the
+//! matches are collected, before the top `k` are taken, without giving up
+//! pruning: a chunk outside the filter simply never raises the threshold.
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashSet};
@@ -31,22 +31,21 @@ use std::sync::Arc;
 use std::time::SystemTime;
 
 use kebab_core::analysis;
-use tantivy::collector::{Collector, SegmentCollector};
 use tantivy::directory::error::{DeleteError, LockError, OpenReadError, OpenWriteError};
 use tantivy::directory::{
     Directory, DirectoryLock, FileHandle, Lock, META_LOCK, MmapDirectory, WatchCallback,
     WatchHandle, WritePtr,
 };
 use tantivy::query::{
-    BooleanQuery, BoostQuery, ConstScoreQuery, Occur, Query, TermQuery, TermSetQuery, Weight,
+    BooleanQuery, BoostQuery, ConstScoreQuery, EnableScoring, Occur, Query, TermQuery,
+    TermSetQuery, Weight,
 };
 use tantivy::schema::{
     FAST, Field, INDEXED, IndexRecordOption, Schema, TextFieldIndexing, TextOptions,
 };
 use tantivy::tokenizer::{Token, TokenStream, Tokenizer};
 use tantivy::{
-    DocId, Index, IndexReader, ReloadPolicy, Score, SegmentOrdinal, SegmentReader, TantivyDocument,
-    Term,
+    Index, IndexReader, ReloadPolicy, Score, Searcher, SegmentReader, TantivyDocument, Term,
 };
 
 /// The analyser's name in the index schema ([`kebab_core::analysis`]).
@@ -401,11 +400,8 @@ impl LexicalReader {
             }
             _ => any,
         };
-        let collector = TopRowids {
-            k,
-            allowed: allowed.map(Arc::new),
-        };
-        Ok(searcher.search(&*query, &collector)?)
+        let weight = query.weight(EnableScoring::enabled_from_searcher(&searcher))?;
+        Ok(top_rowids(&searcher, &*weight, k, allowed.as_ref())?)
     }
 }
 
@@ -479,90 +475,36 @@ impl Best {
     }
 }
 
-/// Collects the best `k` rowids among `allowed` (every chunk when `None`),
-/// keeping tantivy's block-max WAND: a document outside `allowed` or
+/// The best `k` rowids among `allowed` (every chunk when `None`) that
+/// `weight` matches, keeping tantivy's block-max WAND: one heap across
+/// the segments, largest segment first, so that each segment starts from
+/// the threshold the earlier ones reached instead of from nothing (with
+/// a heap per segment, every segment scored its own best `k` again and
+/// the cost grew with their number). A document outside `allowed` or
 /// deleted is skipped by handing back the unchanged threshold.
-struct TopRowids {
+fn top_rowids(
+    searcher: &Searcher,
+    weight: &dyn Weight,
     k: usize,
-    allowed: Option<Arc<HashSet<i64>>>,
-}
-
-/// One segment's share of [`TopRowids`].
-struct SegmentTop {
-    best: Best,
-    rowids: tantivy::columnar::Column<i64>,
-    allowed: Option<Arc<HashSet<i64>>>,
-}
-
-impl SegmentTop {
-    /// Take `doc` into the best when it passes the filter; the new
-    /// threshold.
-    fn offer(&mut self, doc: DocId, score: Score) -> Score {
-        if let Some(rowid) = self.rowids.first(doc)
-            && self.allowed.as_ref().is_none_or(|a| a.contains(&rowid))
-        {
-            self.best.push(Ranked(score, rowid));
-        }
-        self.best.threshold()
-    }
-}
-
-impl SegmentCollector for SegmentTop {
-    type Fruit = Vec<(i64, f32)>;
-
-    fn collect(&mut self, doc: DocId, score: Score) {
-        self.offer(doc, score);
-    }
-
-    fn harvest(self) -> Vec<(i64, f32)> {
-        self.best.into_sorted()
-    }
-}
-
-impl Collector for TopRowids {
-    type Fruit = Vec<(i64, f32)>;
-    type Child = SegmentTop;
-
-    fn for_segment(
-        &self,
-        _: SegmentOrdinal,
-        reader: &SegmentReader,
-    ) -> tantivy::Result<SegmentTop> {
-        Ok(SegmentTop {
-            best: Best::new(self.k),
-            rowids: reader.fast_fields().i64(ROWID)?,
-            allowed: self.allowed.clone(),
-        })
-    }
-
-    fn requires_scoring(&self) -> bool {
-        true
-    }
-
-    fn merge_fruits(&self, fruits: Vec<Vec<(i64, f32)>>) -> tantivy::Result<Vec<(i64, f32)>> {
-        let mut best = Best::new(self.k);
-        for (rowid, score) in fruits.into_iter().flatten() {
-            best.push(Ranked(score, rowid));
-        }
-        Ok(best.into_sorted())
-    }
-
-    fn collect_segment(
-        &self,
-        weight: &dyn Weight,
-        segment: SegmentOrdinal,
-        reader: &SegmentReader,
-    ) -> tantivy::Result<Vec<(i64, f32)>> {
-        let mut top = self.for_segment(segment, reader)?;
+    allowed: Option<&HashSet<i64>>,
+) -> tantivy::Result<Vec<(i64, f32)>> {
+    let mut segments: Vec<&SegmentReader> = searcher.segment_readers().iter().collect();
+    segments.sort_by_key(|reader| Reverse(reader.num_docs()));
+    let mut best = Best::new(k);
+    for reader in segments {
+        let rowids = reader.fast_fields().i64(ROWID)?;
         let alive = reader.alive_bitset();
-        weight.for_each_pruning(Score::MIN, reader, &mut |doc, score| {
-            if alive.is_some_and(|a| a.is_deleted(doc)) {
-                return top.best.threshold();
+        weight.for_each_pruning(best.threshold(), reader, &mut |doc, score| {
+            if alive.is_none_or(|a| a.is_alive(doc))
+                && let Some(rowid) = rowids.first(doc)
+                && allowed.is_none_or(|a| a.contains(&rowid))
+            {
+                best.push(Ranked(score, rowid));
             }
-            top.offer(doc, score)
+            best.threshold()
         })?;
-        Ok(top.harvest())
     }
+    Ok(best.into_sorted())
 }
 
 /// Indexing threads for a large write: the cores, at most four.
