@@ -16,10 +16,14 @@ A third run asks the lexical index the same queries restricted to the
 first copy (`path: copy0000/*`), a filter that keeps 1/COPIES of the
 chunks. With --tantivy-cli, tantivy-cli indexes the same abstracts (title
 and body, each abstract a document) and `tantivy bench` times the same
-queries (top 10 + count) in the same run. Prints one JSON line per size.
+queries (top 10 + count) in the same run. With --assets, the last size's
+chunks are then embedded with the bundled model and the lexical, vector
+and hybrid modes timed on it (`total_ms`: every channel's candidates,
+the query's embedding included). Prints one JSON line per size (and one
+for the model step).
 
 usage: bench_lexical.py KEBAB BEIR_DIR WORK_DIR [--copies 1,10,100] [--queries 100] [--per-file 10]
-           [--tantivy-cli TANTIVY]
+           [--tantivy-cli TANTIVY] [--assets ASSETS]
 """
 
 import argparse
@@ -33,6 +37,8 @@ import subprocess
 import time
 from pathlib import Path
 
+from bench_config import model_config
+
 
 def write_copy(corpus: list, root: Path, copy: int, per_file: int) -> None:
     folder = root / f"copy{copy:04d}"
@@ -43,13 +49,16 @@ def write_copy(corpus: list, root: Path, copy: int, per_file: int) -> None:
         (folder / f"part{start // per_file:05d}.md").write_text(text)
 
 
-def run(kebab: str, data: Path, cfg: Path, *args: str, stdin: str = "", debug: bool = False):
+def run(kebab: str, data: Path, cfg: Path, *args: str, stdin: str = "", debug: bool = False,
+        direct: bool = False):
+    """Run kebab on DATA with CFG (ARGS as they are with DIRECT, which
+    lets a wrapper such as GNU time come first)."""
     env = dict(os.environ, KEBAB_CONFIG=str(cfg))
     if debug:
         env["RUST_LOG"] = "kebab_search=debug,kebab_store=debug"
     start = time.perf_counter()
     out = subprocess.run(
-        [kebab, "--data-dir", str(data), "--json", *args],
+        [kebab, *args] if direct else [kebab, "--data-dir", str(data), "--json", *args],
         input=stdin, capture_output=True, text=True, env=env,
     )
     # 1 is "no hit" (the empty call that measures start-up).
@@ -107,14 +116,21 @@ def du(path: Path) -> int:
     return sum(p.stat().st_size for p in path.rglob("*") if p.is_file()) if path.exists() else 0
 
 
-def measure(kebab: str, data: Path, cfg: Path, bulk: str, queries: int) -> dict:
+def measure(kebab: str, data: Path, cfg: Path, bulk: str, queries: int,
+            channel_field: str = "lexical_ms") -> dict:
+    """Per-query figures of `search --bulk` over BULK: p50/p95 of the
+    channel (kebab's debug figure CHANNEL_FIELD: `lexical_ms`, or
+    `total_ms`, the candidates of every channel the mode uses, query
+    embedding included), of the lexical engine alone when it answered,
+    and the end-to-end mean (a bulk call's wall time minus one call's
+    start-up), the best of three calls after a warm-up."""
     run(kebab, data, cfg, "search", "--bulk", stdin=bulk)  # warm the page cache
     walls, channel, engine = [], [], []
     for _ in range(3):
         wall, _, err = run(kebab, data, cfg, "search", "--bulk", stdin=bulk, debug=True)
         walls.append(wall)
         plain = re.sub(r"\x1b\[[0-9;]*m", "", err)  # the log's colours
-        channel.extend(float(m) for m in re.findall(r"lexical_ms=([0-9.]+)", plain))
+        channel.extend(float(m) for m in re.findall(channel_field + r"=([0-9.]+)", plain))
         engine.extend(float(m) for m in re.findall(r"engine_ms=([0-9.]+)", plain))
     startup = min(run(kebab, data, cfg, "search", "--bulk", stdin="")[0] for _ in range(3))
     channel.sort()
@@ -133,6 +149,22 @@ def measure(kebab: str, data: Path, cfg: Path, bulk: str, queries: int) -> dict:
     }
 
 
+def ingest_lexical(kebab: str, data: Path, cfg: Path, docs: Path) -> dict:
+    """Ingest DOCS lexical-only (CFG has no model); what it took and what
+    the index then holds."""
+    ingest_s, out, _ = run(kebab, data, cfg, "ingest", str(docs))
+    report = json.loads(out.strip().splitlines()[-1])
+    assert report.get("errors") == 0, report
+    return {
+        "chunks": sqlite3.connect(f"file:{data / 'kebab.sqlite'}?mode=ro", uri=True)
+                  .execute("SELECT count(*) FROM chunks").fetchone()[0],
+        "ingest_s": round(ingest_s, 1),
+        "lexical_ms_in_ingest": report.get("timings", {}).get("lexical_ms"),
+        "sqlite_mb": round(sum(p.stat().st_size for p in data.glob("kebab.sqlite*")) / 2**20, 1),
+        "lexical_index_mb": round(du(data / "lexical") / 2**20, 1),
+    }
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("kebab")
@@ -144,6 +176,8 @@ def main() -> None:
     ap.add_argument("--fts5-up-to", type=int, default=20,
                     help="time FTS5 too while COPIES is at most this (it takes ~2 s a query at 1M chunks)")
     ap.add_argument("--tantivy-cli", help="tantivy-cli binary: index and time the same abstracts and queries beside kebab")
+    ap.add_argument("--assets", help="the bundled model's assets (scripts/fetch-assets.sh): after the lexical "
+                    "figures of the last size, embed its chunks and time the vector and hybrid modes too")
     a = ap.parse_args()
     beir, work = Path(a.beir), Path(a.work)
     corpus = [json.loads(l) for l in (beir / "corpus.jsonl").open()]
@@ -161,18 +195,10 @@ def main() -> None:
         while written < size:
             write_copy(corpus, docs, written, a.per_file)
             written += 1
-        ingest_s, out, _ = run(a.kebab, data, cfg, "ingest", str(docs))
-        report = json.loads(out.strip().splitlines()[-1])
-        assert report.get("errors") == 0, report
         lexical = data / "lexical"
         row = {
             "copies": size,
-            "chunks": sqlite3.connect(f"file:{data / 'kebab.sqlite'}?mode=ro", uri=True)
-                      .execute("SELECT count(*) FROM chunks").fetchone()[0],
-            "ingest_s": round(ingest_s, 1),
-            "lexical_ms_in_ingest": report.get("timings", {}).get("lexical_ms"),
-            "sqlite_mb": round(sum(p.stat().st_size for p in data.glob("kebab.sqlite*")) / 2**20, 1),
-            "lexical_index_mb": round(du(lexical) / 2**20, 1),
+            **ingest_lexical(a.kebab, data, cfg, docs),
             "queries": len(queries),
             "lexical_index": measure(a.kebab, data, cfg, bulk, len(queries)),
             "lexical_index_filtered": measure(a.kebab, data, cfg, filtered, len(queries)),
@@ -187,6 +213,32 @@ def main() -> None:
             finally:
                 shutil.move(aside, lexical)
         print(json.dumps(row), flush=True)
+    if a.assets:
+        print(json.dumps(with_vectors(a.kebab, data, work, a.assets, queries, bulk_of)), flush=True)
+
+
+def with_vectors(kebab: str, data: Path, work: Path, assets: str, queries: list, bulk_of) -> dict:
+    """Embed the index's chunks with the bundled model (identical texts
+    come from the vector cache) and time every mode on it; peak RSS of
+    the ingest and of a hybrid bulk call (GNU time)."""
+    cfg = work / "config-model.toml"
+    cfg.write_text(model_config(assets))
+    timed = ["/usr/bin/time", "-f", "%M", kebab]
+    ingest_s, out, err = run(timed[0], data, cfg, *timed[1:], "--data-dir", str(data), "--json",
+                             "ingest", str(work / "docs"), direct=True)
+    report = json.loads(out.strip().splitlines()[-1])
+    row = {
+        "ingest_with_model_s": round(ingest_s, 1),
+        "ingest_peak_rss_mb": round(int(err.strip().splitlines()[-1]) / 1024),
+        "vectors": report.get("vectors"),
+        "lancedb_mb": round(du(data / "lancedb") / 2**20, 1),
+    }
+    for mode in ("lexical", "vector", "hybrid"):
+        row[mode] = measure(kebab, data, cfg, bulk_of(mode=mode), len(queries), "total_ms")
+    _, _, err = run(timed[0], data, cfg, *timed[1:], "--data-dir", str(data), "--json",
+                    "search", "--bulk", stdin=bulk_of(mode="hybrid"), direct=True)
+    row["hybrid_bulk_peak_rss_mb"] = round(int(err.strip().splitlines()[-1]) / 1024)
+    return row
 
 
 if __name__ == "__main__":

@@ -23,10 +23,9 @@ import gzip
 import json
 import random
 import re
-import sqlite3
 from pathlib import Path
 
-from bench_lexical import du, measure, run
+from bench_lexical import ingest_lexical, measure
 
 GCIDE = Path("/usr/share/dictd/gcide")
 WORDNET = Path("/usr/share/wordnet")
@@ -100,18 +99,10 @@ def main() -> None:
         for p in range(parts):
             if not (docs / f"part{p:02d}").exists():
                 write_part(entries[p :: a.parts], docs / f"part{p:02d}", a.per_file)
-        ingest_s, out, _ = run(a.kebab, data, cfg, "ingest", str(docs))
-        report = json.loads(out.strip().splitlines()[-1])
-        assert report.get("errors") == 0, report
         row = {
             "parts": parts,
             "entries": sum(len(entries[p :: a.parts]) for p in range(parts)),
-            "chunks": sqlite3.connect(f"file:{data / 'kebab.sqlite'}?mode=ro", uri=True)
-                      .execute("SELECT count(*) FROM chunks").fetchone()[0],
-            "ingest_s": round(ingest_s, 1),
-            "lexical_ms_in_ingest": report.get("timings", {}).get("lexical_ms"),
-            "sqlite_mb": round(sum(p.stat().st_size for p in data.glob("kebab.sqlite*")) / 2**20, 1),
-            "lexical_index_mb": round(du(data / "lexical") / 2**20, 1),
+            **ingest_lexical(a.kebab, data, cfg, docs),
             "queries": len(queries),
             "lexical_index": measure(a.kebab, data, cfg, bulk, len(queries)),
         }
