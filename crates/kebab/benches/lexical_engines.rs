@@ -4,7 +4,7 @@
 //! comparison, candidate (b)).
 //!
 //! ```sh
-//! cargo bench -p kebab --bench lexical_engines -- DATA_DIR QUERIES WORK_DIR
+//! cargo bench -p kebab --bench lexical_engines -- DATA_DIR QUERIES WORK_DIR [BEIR_DIR]
 //! ```
 //!
 //! DATA_DIR is a kebab data directory whose lexical index is built (e.g.
@@ -17,14 +17,18 @@
 //! content terms; both engines are asked for the best 10 by BM25, three
 //! rounds after a warm-up. Prints one JSON object: index build time and
 //! size, per-query p50/p95 for each engine, and the share of tantivy's top
-//! 10 that LanceDB also returns. A release run needs a target directory of
+//! 10 that LanceDB also returns. With BEIR_DIR (the dataset DATA_DIR holds,
+//! as `kebab eval beir` writes it: DATA_DIR is then its
+//! `eval/beir-<name>/` directory), also each engine's nDCG@10 over the
+//! dataset's judged queries, computed as `eval beir` does (the best 100
+//! chunks, their documents in order of first appearance). A release run needs a target directory of
 //! its own: the benches' dev-dependencies change features of crates the
 //! release binary shares, so they would be rebuilt.
 
 // A bench prints its figures.
 #![allow(clippy::disallowed_macros)]
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;
@@ -44,9 +48,13 @@ fn main() {
         .skip(1)
         .filter(|a| !a.starts_with("--"))
         .collect();
-    let [data, queries, work] = &args[..] else {
-        eprintln!("usage: lexical_engines DATA_DIR QUERIES WORK_DIR");
-        std::process::exit(2);
+    let (data, queries, work, beir) = match &args[..] {
+        [data, queries, work] => (data, queries, work, None),
+        [data, queries, work, beir] => (data, queries, work, Some(Path::new(beir))),
+        _ => {
+            eprintln!("usage: lexical_engines DATA_DIR QUERIES WORK_DIR [BEIR_DIR]");
+            std::process::exit(2);
+        }
     };
     let data = Path::new(data);
     let chunks = chunks(&data.join("kebab.sqlite"));
@@ -93,21 +101,21 @@ fn main() {
     });
     let indexed = started.elapsed();
 
-    let tantivy = |terms: &Vec<String>| -> Vec<i64> {
+    let tantivy = |terms: &Vec<String>, k: usize| -> Vec<i64> {
         reader
-            .search(terms, 10, None)
+            .search(terms, k, None)
             .unwrap()
             .into_iter()
             .map(|(rowid, _)| rowid)
             .collect()
     };
-    let lance = |terms: &Vec<String>| -> Vec<i64> {
+    let lance = |terms: &Vec<String>, k: usize| -> Vec<i64> {
         runtime.block_on(async {
             let batches: Vec<RecordBatch> = table
                 .query()
                 .full_text_search(FullTextSearchQuery::new(terms.join(" ")))
                 .select(Select::columns(&["rowid"]))
-                .limit(10)
+                .limit(k)
                 .execute()
                 .await
                 .unwrap()
@@ -124,8 +132,8 @@ fn main() {
                 .collect()
         })
     };
-    let (tantivy_ms, tantivy_hits) = timed(&queries, tantivy);
-    let (lance_ms, lance_hits) = timed(&queries, lance);
+    let (tantivy_ms, tantivy_hits) = timed(&queries, |q| tantivy(q, 10));
+    let (lance_ms, lance_hits) = timed(&queries, |q| lance(q, 10));
     let shared: usize = tantivy_hits
         .iter()
         .zip(&lance_hits)
@@ -135,6 +143,14 @@ fn main() {
         })
         .sum();
     let expected: usize = tantivy_hits.iter().map(Vec::len).sum();
+    let quality = beir.map(|dir| {
+        let judged = Judged::load(dir, &data.join("kebab.sqlite"));
+        serde_json::json!({
+            "judged_queries": judged.queries.len(),
+            "tantivy_ndcg_at_10": judged.ndcg_at_10(tantivy),
+            "lance_fts_ndcg_at_10": judged.ndcg_at_10(lance),
+        })
+    });
     let report = serde_json::json!({
         "chunks": chunks.len(),
         "queries": queries.len(),
@@ -151,8 +167,71 @@ fn main() {
             "p95_ms": pct(&lance_ms, 95.0),
         },
         "top10_shared_with_tantivy": shared as f64 / expected.max(1) as f64,
+        "quality": quality,
     });
     println!("{report}");
+}
+
+/// A BEIR dataset's judged queries (as kebab's content terms) and the
+/// document each chunk of its kebab index belongs to.
+struct Judged {
+    /// Terms and graded judgements (document id → gain) of each query.
+    queries: Vec<(Vec<String>, HashMap<String, f64>)>,
+    /// Chunk rowid → BEIR document id.
+    documents: HashMap<i64, String>,
+}
+
+impl Judged {
+    fn load(dir: &Path, sqlite: &Path) -> Judged {
+        let beir = kebab::eval::beir::load(dir).expect("BEIR dataset");
+        let ids: HashMap<String, String> = beir
+            .corpus
+            .iter()
+            .map(|(id, _, _)| (kebab::eval::beir::file_stem(id), id.clone()))
+            .collect();
+        let conn = rusqlite::Connection::open_with_flags(
+            sqlite,
+            rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
+        )
+        .expect("open kebab.sqlite");
+        let mut stmt = conn
+            .prepare(
+                "SELECT c.rowid, d.workspace_path FROM chunks c JOIN documents d USING (doc_id)",
+            )
+            .unwrap();
+        let documents = stmt
+            .query_map([], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?)))
+            .unwrap()
+            .filter_map(|row| {
+                let (rowid, path) = row.unwrap();
+                let stem = Path::new(&path).file_stem()?.to_string_lossy().into_owned();
+                Some((rowid, ids.get(&stem)?.clone()))
+            })
+            .collect();
+        let queries = beir
+            .queries
+            .iter()
+            .filter_map(|(id, text)| Some((query_terms(text), beir.qrels.get(id)?.clone())))
+            .collect();
+        Judged { queries, documents }
+    }
+
+    /// Mean nDCG@10 of `search`'s best 100 chunks, as documents.
+    fn ndcg_at_10(&self, mut search: impl FnMut(&Vec<String>, usize) -> Vec<i64>) -> f64 {
+        let total: f64 = self
+            .queries
+            .iter()
+            .map(|(terms, gains)| {
+                let docs = kebab::eval::metrics::first_occurrences(
+                    search(terms, 100)
+                        .into_iter()
+                        .filter_map(|rowid| self.documents.get(&rowid).cloned()),
+                );
+                kebab::eval::metrics::ndcg_at_k(&docs, gains, 10)
+            })
+            .sum();
+        total / self.queries.len().max(1) as f64
+    }
 }
 
 /// Every chunk's rowid and its text as kebab analyses it.
