@@ -220,25 +220,33 @@ def main() -> None:
 def with_vectors(kebab: str, data: Path, work: Path, assets: str, queries: list, bulk_of) -> dict:
     """Embed the index's chunks with the bundled model (identical texts
     come from the vector cache) and time every mode on it; peak RSS of
-    the ingest and of a hybrid bulk call (GNU time)."""
+    the ingest and of a lexical and a hybrid bulk call."""
     cfg = work / "config-model.toml"
     cfg.write_text(model_config(assets))
-    timed = ["/usr/bin/time", "-f", "%M", kebab]
-    ingest_s, out, err = run(timed[0], data, cfg, *timed[1:], "--data-dir", str(data), "--json",
-                             "ingest", str(work / "docs"), direct=True)
+    ingest_s, out, ingest_rss = with_peak_rss(kebab, data, cfg, "ingest", str(work / "docs"))
     report = json.loads(out.strip().splitlines()[-1])
     row = {
         "ingest_with_model_s": round(ingest_s, 1),
-        "ingest_peak_rss_mb": round(int(err.strip().splitlines()[-1]) / 1024),
+        "ingest_peak_rss_mb": ingest_rss,
         "vectors": report.get("vectors"),
         "lancedb_mb": round(du(data / "lancedb") / 2**20, 1),
     }
     for mode in ("lexical", "vector", "hybrid"):
         row[mode] = measure(kebab, data, cfg, bulk_of(mode=mode), len(queries), "total_ms")
-    _, _, err = run(timed[0], data, cfg, *timed[1:], "--data-dir", str(data), "--json",
-                    "search", "--bulk", stdin=bulk_of(mode="hybrid"), direct=True)
-    row["hybrid_bulk_peak_rss_mb"] = round(int(err.strip().splitlines()[-1]) / 1024)
+    for mode in ("lexical", "hybrid"):
+        row[f"{mode}_bulk_peak_rss_mb"] = with_peak_rss(
+            kebab, data, cfg, "search", "--bulk", stdin=bulk_of(mode=mode))[2]
     return row
+
+
+def with_peak_rss(kebab: str, data: Path, cfg: Path, *args: str, stdin: str = ""):
+    """`run` under GNU time (`apt-get install time`): wall seconds,
+    stdout and the peak RSS in MB."""
+    if not Path("/usr/bin/time").exists():
+        raise SystemExit("peak RSS needs GNU time: apt-get install time")
+    wall, out, err = run("/usr/bin/time", data, cfg, "-f", "%M", kebab, "--data-dir", str(data),
+                         "--json", *args, stdin=stdin, direct=True)
+    return wall, out, round(int(err.strip().splitlines()[-1]) / 1024)
 
 
 if __name__ == "__main__":
