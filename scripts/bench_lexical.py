@@ -149,6 +149,13 @@ def measure(kebab: str, data: Path, cfg: Path, bulk: str, queries: int,
     }
 
 
+def bulk_of(queries: list, **extra) -> str:
+    """`search --bulk` input asking each of QUERIES (punctuation removed)
+    for the best 10 lexical hits, EXTRA overriding or adding fields."""
+    return "".join(json.dumps({"query": re.sub(r"[^\w\s]", " ", q), "mode": "lexical", "k": 10, **extra})
+                   + "\n" for q in queries)
+
+
 def ingest_lexical(kebab: str, data: Path, cfg: Path, docs: Path) -> dict:
     """Ingest DOCS lexical-only (CFG has no model); what it took and what
     the index then holds."""
@@ -182,10 +189,7 @@ def main() -> None:
     beir, work = Path(a.beir), Path(a.work)
     corpus = [json.loads(l) for l in (beir / "corpus.jsonl").open()]
     queries = [json.loads(l)["text"] for l in (beir / "queries.jsonl").open()][: a.queries]
-    def bulk_of(**extra) -> str:
-        return "".join(json.dumps({"query": re.sub(r"[^\w\s]", " ", q), "mode": "lexical", "k": 10, **extra})
-                       + "\n" for q in queries)
-    bulk, filtered = bulk_of(), bulk_of(path="copy0000/*")
+    bulk, filtered = bulk_of(queries), bulk_of(queries, path="copy0000/*")
     cfg = work / "config.toml"
     work.mkdir(parents=True, exist_ok=True)
     cfg.write_text('[models.embedding]\nmodel = ""\n')
@@ -214,10 +218,10 @@ def main() -> None:
                 shutil.move(aside, lexical)
         print(json.dumps(row), flush=True)
     if a.assets:
-        print(json.dumps(with_vectors(a.kebab, data, work, a.assets, queries, bulk_of)), flush=True)
+        print(json.dumps(with_vectors(a.kebab, data, work, a.assets, queries)), flush=True)
 
 
-def with_vectors(kebab: str, data: Path, work: Path, assets: str, queries: list, bulk_of) -> dict:
+def with_vectors(kebab: str, data: Path, work: Path, assets: str, queries: list) -> dict:
     """Embed the index's chunks with the bundled model (identical texts
     come from the vector cache) and time every mode on it; peak RSS of
     the ingest and of a lexical and a hybrid bulk call."""
@@ -232,10 +236,10 @@ def with_vectors(kebab: str, data: Path, work: Path, assets: str, queries: list,
         "lancedb_mb": round(du(data / "lancedb") / 2**20, 1),
     }
     for mode in ("lexical", "vector", "hybrid"):
-        row[mode] = measure(kebab, data, cfg, bulk_of(mode=mode), len(queries), "total_ms")
+        row[mode] = measure(kebab, data, cfg, bulk_of(queries, mode=mode), len(queries), "total_ms")
     for mode in ("lexical", "hybrid"):
         row[f"{mode}_bulk_peak_rss_mb"] = with_peak_rss(
-            kebab, data, cfg, "search", "--bulk", stdin=bulk_of(mode=mode))[2]
+            kebab, data, cfg, "search", "--bulk", stdin=bulk_of(queries, mode=mode))[2]
     return row
 
 

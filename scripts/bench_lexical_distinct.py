@@ -22,10 +22,9 @@ import argparse
 import gzip
 import json
 import random
-import re
 from pathlib import Path
 
-from bench_lexical import ingest_lexical, measure
+from bench_lexical import bulk_of, ingest_lexical, measure
 
 GCIDE = Path("/usr/share/dictd/gcide")
 WORDNET = Path("/usr/share/wordnet")
@@ -89,8 +88,7 @@ def main() -> None:
     entries = gcide_entries() + wordnet_entries()
     random.Random(7).shuffle(entries)
     queries = [json.loads(l)["text"] for l in (Path(a.beir) / "queries.jsonl").open()][: a.queries]
-    bulk = "".join(json.dumps({"query": re.sub(r"[^\w\s]", " ", q), "mode": "lexical", "k": 10}) + "\n"
-                   for q in queries)
+    bulk = bulk_of(queries)
     work.mkdir(parents=True, exist_ok=True)
     cfg = work / "config.toml"
     cfg.write_text('[models.embedding]\nmodel = ""\n')
