@@ -116,6 +116,15 @@ def du(path: Path) -> int:
     return sum(p.stat().st_size for p in path.rglob("*") if p.is_file()) if path.exists() else 0
 
 
+def logged_ms(log: str, channel_field: str = "lexical_ms") -> tuple:
+    """From a debug log of `search`: every query's CHANNEL_FIELD figure,
+    and every `engine_ms` (logged only when the lexical index answered,
+    not FTS5)."""
+    plain = re.sub(r"\x1b\[[0-9;]*m", "", log)  # the log's colours
+    return ([float(m) for m in re.findall(channel_field + r"=([0-9.]+)", plain)],
+            [float(m) for m in re.findall(r"engine_ms=([0-9.]+)", plain)])
+
+
 def measure(kebab: str, data: Path, cfg: Path, bulk: str, queries: int,
             channel_field: str = "lexical_ms") -> dict:
     """Per-query figures of `search --bulk` over BULK: p50/p95 of the
@@ -129,9 +138,9 @@ def measure(kebab: str, data: Path, cfg: Path, bulk: str, queries: int,
     for _ in range(3):
         wall, _, err = run(kebab, data, cfg, "search", "--bulk", stdin=bulk, debug=True)
         walls.append(wall)
-        plain = re.sub(r"\x1b\[[0-9;]*m", "", err)  # the log's colours
-        channel.extend(float(m) for m in re.findall(channel_field + r"=([0-9.]+)", plain))
-        engine.extend(float(m) for m in re.findall(r"engine_ms=([0-9.]+)", plain))
+        in_call, by_engine = logged_ms(err, channel_field)
+        channel.extend(in_call)
+        engine.extend(by_engine)
     startup = min(run(kebab, data, cfg, "search", "--bulk", stdin="")[0] for _ in range(3))
     channel.sort()
     engine.sort()

@@ -133,7 +133,9 @@ fn a_kill_9_mid_ingest_is_reconciled_by_the_next_run() {
     assert!(written > before, "some documents were committed");
     let detail = lexical_detail(&kb);
     assert!(detail.contains("not applied yet"), "{detail}");
-    // Meanwhile a search finds what the killed run committed (FTS5).
+    assert!(detail.contains("ranks them beside the index"), "{detail}");
+    // Meanwhile a search finds what the killed run committed (the index
+    // with the changes it lacks held beside it).
     let committed: String = rusqlite::Connection::open(kb.data_dir().join("kebab.sqlite"))
         .unwrap()
         .query_row(

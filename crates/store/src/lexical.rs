@@ -17,12 +17,15 @@
 //!   chunks beside it (`lexical.new/`) and swapped in, so readers never
 //!   see a half-built one.
 //!
-//! Readers use it only while it holds exactly what SQLite holds (the log
-//! is empty); otherwise, and for an index they cannot open (a read-only
-//! data directory, a half-finished upgrade), search answers from the FTS5
-//! table the migrations keep beside it. Filters are applied while the
-//! matches are collected, before the top `k` are taken, without giving up
-//! pruning: a chunk outside the filter simply never raises the threshold.
+//! Readers use it with the changes it does not have yet (the log's rows)
+//! held beside it in memory and ranked alike ([`crate::lexical_pending`]),
+//! so that search stays on the index while a writer runs. For an index
+//! they cannot open (a read-only data directory, a half-finished upgrade),
+//! one out of step, or more changes than a reader holds, search answers
+//! from the FTS5 table the migrations keep beside it. Filters are applied
+//! while the matches are collected, before the top `k` are taken, without
+//! giving up pruning: a chunk outside the filter simply never raises the
+//! threshold.
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashSet};
@@ -37,16 +40,18 @@ use tantivy::directory::{
     WatchHandle, WritePtr,
 };
 use tantivy::query::{
-    BooleanQuery, BoostQuery, ConstScoreQuery, EnableScoring, Occur, Query, TermQuery,
-    TermSetQuery, Weight,
+    Bm25StatisticsProvider, Bm25Weight, BooleanQuery, BoostQuery, ConstScoreQuery, EnableScoring,
+    Occur, Query, TermQuery, TermSetQuery, Weight,
 };
 use tantivy::schema::{
     FAST, Field, INDEXED, IndexRecordOption, Schema, TextFieldIndexing, TextOptions,
 };
-use tantivy::tokenizer::{Token, TokenStream, Tokenizer};
+use tantivy::tokenizer::{MAX_TOKEN_LEN, Token, TokenStream, Tokenizer};
 use tantivy::{
     Index, IndexReader, ReloadPolicy, Score, Searcher, SegmentReader, TantivyDocument, Term,
 };
+
+use crate::lexical_pending::PendingChunks;
 
 /// The analyser's name in the index schema ([`kebab_core::analysis`]).
 pub const ANALYZER: &str = "kebab_v1";
@@ -169,6 +174,14 @@ impl Tokenizer for Analyzer {
     }
 }
 
+/// The words the index counts of `text`, folded: the analyser's, less
+/// any tantivy drops for their length.
+pub(crate) fn analysed_words(text: &str) -> impl Iterator<Item = String> + '_ {
+    analysis::words(text)
+        .map(|w| w.folded)
+        .filter(|w| w.len() <= MAX_TOKEN_LEN)
+}
+
 /// The text the index holds of a chunk: its Korean morphemes (when it has
 /// any) in front of its text, as the FTS5 triggers write it.
 pub(crate) fn indexed_text(korean: Option<&str>, text: &str) -> String {
@@ -280,12 +293,14 @@ fn meta_stamp(dir: &Path) -> MetaStamp {
     Some((meta.modified().ok()?, meta.len(), meta.ino()))
 }
 
-/// An open view of the lexical index for searching.
+/// An open view of the lexical index for searching, with the chunks
+/// changed since its commit that the reader has caught up with.
 pub struct LexicalReader {
     reader: IndexReader,
     fields: Fields,
     stamp: MetaStamp,
     seq: i64,
+    pending: PendingChunks,
 }
 
 impl std::fmt::Debug for LexicalReader {
@@ -313,6 +328,7 @@ impl LexicalReader {
             fields,
             stamp,
             seq,
+            pending: PendingChunks::default(),
         }))
     }
 
@@ -331,10 +347,17 @@ impl LexicalReader {
         self.reader.searcher().num_docs()
     }
 
+    /// The changed chunks searched beside the index, for catching up.
+    pub(crate) fn pending_mut(&mut self) -> &mut PendingChunks {
+        &mut self.pending
+    }
+
     /// The best `k` chunks (rowid, BM25 score) for any of `terms`, best
     /// first (equal scores: lower rowid first), among `allowed` rowids
-    /// when given. Each term is folded as the index's words are, and
-    /// weighted by [`fts5_idf_boost`], so scores are FTS5's `bm25()`.
+    /// when given, the changed chunks held beside the index counted in
+    /// place of its entries for them. Each term is folded as the index's
+    /// words are, and weighted by [`fts5_idf_boost`], so scores are
+    /// FTS5's `bm25()`.
     pub fn search(
         &self,
         terms: &[String],
@@ -358,22 +381,30 @@ impl LexicalReader {
         allowed: Option<HashSet<i64>>,
         selective: bool,
     ) -> Result<Vec<(i64, f32)>, LexicalError> {
-        use tantivy::query::Bm25StatisticsProvider;
         let searcher = self.reader.searcher();
-        let docs = searcher.total_num_docs()?;
+        let stats = Statistics {
+            searcher: &searcher,
+            pending: &self.pending,
+        };
+        let docs = stats.total_num_docs()?;
         let mut seen = HashSet::new();
         let mut clauses: Vec<(Occur, Box<dyn Query>)> = Vec::new();
+        let mut weighted = Vec::new();
         for word in terms.iter().flat_map(|t| analysis::words(t)) {
             if !seen.insert(word.folded.clone()) {
                 continue;
             }
             let term = Term::from_field_text(self.fields.body, &word.folded);
-            let with = searcher.doc_freq(&term)?;
+            let with = stats.doc_freq(&term)?;
             if with == 0 {
                 continue;
             }
-            let query = TermQuery::new(term, IndexRecordOption::WithFreqs);
             let boost = fts5_idf_boost(with, docs);
+            if self.pending.doc_freq(&word.folded) > 0 {
+                let weight = Bm25Weight::for_terms(&stats, std::slice::from_ref(&term))?;
+                weighted.push((word.folded, weight.boost_by(boost)));
+            }
+            let query = TermQuery::new(term, IndexRecordOption::WithFreqs);
             clauses.push((
                 Occur::Should,
                 Box::new(BoostQuery::new(Box::new(query), boost)),
@@ -400,8 +431,47 @@ impl LexicalReader {
             }
             _ => any,
         };
-        let weight = query.weight(EnableScoring::enabled_from_searcher(&searcher))?;
-        Ok(top_rowids(&searcher, &*weight, k, allowed.as_ref())?)
+        let weight = query.weight(EnableScoring::enabled_from_statistics_provider(
+            &stats, &searcher,
+        ))?;
+        let mut best = Best::new(k);
+        for (rowid, score) in self.pending.scored(&weighted, allowed.as_ref()) {
+            best.push(Ranked(score, rowid));
+        }
+        top_rowids(
+            &searcher,
+            &*weight,
+            &mut best,
+            allowed.as_ref(),
+            &self.pending,
+        )?;
+        Ok(best.into_sorted())
+    }
+}
+
+/// BM25's statistics over the index and the changed chunks held beside
+/// it: what the index will count once they are applied (it counts the
+/// entries they replace until it merges them away).
+struct Statistics<'a> {
+    searcher: &'a Searcher,
+    pending: &'a PendingChunks,
+}
+
+impl Bm25StatisticsProvider for Statistics<'_> {
+    fn total_num_tokens(&self, field: Field) -> tantivy::Result<u64> {
+        Ok(self.searcher.total_num_tokens(field)? + self.pending.tokens())
+    }
+
+    fn total_num_docs(&self) -> tantivy::Result<u64> {
+        Ok(Bm25StatisticsProvider::total_num_docs(self.searcher)? + self.pending.docs())
+    }
+
+    fn doc_freq(&self, term: &Term) -> tantivy::Result<u64> {
+        let held = term
+            .value()
+            .as_str()
+            .map_or(0, |w| self.pending.doc_freq(w));
+        Ok(self.searcher.doc_freq(term)? + held)
     }
 }
 
@@ -475,22 +545,23 @@ impl Best {
     }
 }
 
-/// The best `k` rowids among `allowed` (every chunk when `None`) that
+/// Offer `best` the rowids among `allowed` (every chunk when `None`) that
 /// `weight` matches, keeping tantivy's block-max WAND: one heap across
 /// the segments, largest segment first, so that each segment starts from
 /// the threshold the earlier ones reached instead of from nothing (with
 /// a heap per segment, every segment scored its own best `k` again and
-/// the cost grew with their number). A document outside `allowed` or
-/// deleted is skipped by handing back the unchanged threshold.
+/// the cost grew with their number). A document outside `allowed`,
+/// deleted, or one whose chunk `pending` names is skipped by handing back
+/// the unchanged threshold.
 fn top_rowids(
     searcher: &Searcher,
     weight: &dyn Weight,
-    k: usize,
+    best: &mut Best,
     allowed: Option<&HashSet<i64>>,
-) -> tantivy::Result<Vec<(i64, f32)>> {
+    pending: &PendingChunks,
+) -> tantivy::Result<()> {
     let mut segments: Vec<&SegmentReader> = searcher.segment_readers().iter().collect();
     segments.sort_by_key(|reader| Reverse(reader.num_docs()));
-    let mut best = Best::new(k);
     for reader in segments {
         let rowids = reader.fast_fields().i64(ROWID)?;
         let alive = reader.alive_bitset();
@@ -498,13 +569,14 @@ fn top_rowids(
             if alive.is_none_or(|a| a.is_alive(doc))
                 && let Some(rowid) = rowids.first(doc)
                 && allowed.is_none_or(|a| a.contains(&rowid))
+                && !pending.names(rowid)
             {
                 best.push(Ranked(score, rowid));
             }
             best.threshold()
         })?;
     }
-    Ok(best.into_sorted())
+    Ok(())
 }
 
 /// Indexing threads for a large write: the cores, at most four.

@@ -52,6 +52,12 @@ pub struct LexicalSync {
 /// Logged changes above which they are applied on several threads.
 const MANY_CHANGES: usize = 10_000;
 
+/// Chunks a writer stores between two applications of the log to the
+/// index ([`Store::sync_lexical`]) on a long run, so that the changes
+/// readers hold beside the index stay below
+/// [`crate::LEXICAL_MAX_PENDING`].
+pub const LEXICAL_APPLY_EVERY: usize = 5_000;
+
 /// SQLite's last `lexical_log` sequence number (0 before the first row).
 fn last_seq(conn: &Connection) -> Result<i64, StoreError> {
     Ok(conn
@@ -90,12 +96,13 @@ fn out_of_step(conn: &Connection, seq: i64) -> Result<Option<String>, StoreError
 
 impl Store {
     /// `f` applied to the lexical index as of its latest commit (reopened
-    /// when a commit replaced the one open) when it holds exactly what
-    /// SQLite holds now; `None` when there is no such index (no index, an
-    /// index that cannot be opened, changes not applied yet). `f` runs
+    /// when a commit replaced the one open), with the chunks changed since
+    /// held beside it, when together they hold what SQLite holds now;
+    /// `None` when they cannot (no index, an index that cannot be opened
+    /// or is out of step, more changes than a reader holds). `f` runs
     /// inside one read transaction, so whatever it reads from SQLite is
-    /// the state the index was checked against.
-    pub(crate) fn with_lexical_in_step<T>(
+    /// the state the index and changes were read in.
+    pub(crate) fn with_lexical_index<T>(
         &self,
         f: impl FnOnce(&LexicalReader) -> Result<T, StoreError>,
     ) -> Result<Option<T>, StoreError> {
@@ -109,12 +116,20 @@ impl Store {
                 None
             });
         }
-        let Some(reader) = slot.as_ref() else {
+        let Some(reader) = slot.as_mut() else {
             return Ok(None);
         };
         let snapshot = self.conn.unchecked_transaction()?;
-        if log_span(&snapshot)?.is_some() || last_seq(&snapshot)? != reader.seq() {
-            tracing::debug!("lexical index not in step with the chunks: searching FTS5");
+        if let Some(why) = out_of_step(&snapshot, reader.seq())? {
+            tracing::debug!(reason = %why, "lexical index out of step: searching FTS5");
+            return Ok(None);
+        }
+        let span = log_span(&snapshot)?;
+        if !reader
+            .pending_mut()
+            .catch_up(&snapshot, span, crate::LEXICAL_MAX_PENDING)?
+        {
+            tracing::debug!("too many chunks changed since the lexical index: searching FTS5");
             return Ok(None);
         }
         let result = f(reader)?;

@@ -19,6 +19,7 @@ mod embeddings;
 mod evals;
 mod heal;
 pub mod lexical;
+mod lexical_pending;
 mod lexical_sync;
 mod lookup;
 mod retrieval;
@@ -30,7 +31,8 @@ pub mod writer_lock;
 pub use answers::{AnswerRow, SessionDeleted, SessionRow, StoredTurn, TurnRow};
 pub use documents::{DocRow, IndexedDoc, NewBlock, NewChunk, NewDocument, WriteOutcome};
 pub use embeddings::{CachedVector, EmbeddingRecord, MissingVector, ModelKey, text_hash};
-pub use lexical_sync::{LexicalState, LexicalSync};
+pub use lexical_pending::LEXICAL_MAX_PENDING;
+pub use lexical_sync::{LEXICAL_APPLY_EVERY, LexicalState, LexicalSync};
 pub use lookup::{ChunkRow, DocRef};
 pub use retrieval::{ChunkFilter, HitRow};
 pub use roots::{MAX_ROOT_NAME, Root, WatchState, check_root_name, root_name_for};
@@ -719,6 +721,144 @@ mod tests {
     }
 
     #[test]
+    fn changes_not_applied_yet_rank_as_the_index_will_rank_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = open_with_root(&dir.path().join("k.sqlite"));
+        // Texts long enough that the index's lengths are rounded (above
+        // 40 words): FTS5's scores differ from the index's there.
+        let words = ["otter", "river", "moss", "stone", "reed", "heron", "pike"];
+        let text = |i: usize, extra: &str| -> String {
+            let body: Vec<&str> = (0..40 + i * 7)
+                .map(|j| words[(i * 3 + j * j) % words.len()])
+                .collect();
+            format!("{} filler{i} {extra}", body.join(" "))
+        };
+        for i in 0..24 {
+            store
+                .replace_document(&doc(&format!("n/{i}.md"), &text(i, "")))
+                .unwrap();
+        }
+        store.sync_lexical().unwrap();
+        // A writer mid-run: updates, new chunks (one with a word the index
+        // has never seen) and removals, not applied to the index yet.
+        for i in [2, 5, 11] {
+            store
+                .replace_document(&doc(&format!("n/{i}.md"), &text(i + 30, "kingfisher")))
+                .unwrap();
+        }
+        for i in [24, 25] {
+            store
+                .replace_document(&doc(&format!("n/{i}.md"), &text(i, "kingfisher otter")))
+                .unwrap();
+        }
+        store
+            .remove_documents(1, &["n/7.md".into(), "n/8.md".into()])
+            .unwrap();
+        assert_eq!(store.lexical_state().unwrap(), LexicalState::Pending(10));
+        assert!(store.with_lexical_index(|_| Ok(())).unwrap().is_some());
+        let queries = [
+            terms(&["otter", "kingfisher"]),
+            terms(&["river", "heron", "pike", "filler7"]),
+            terms(&["moss", "filler5"]),
+        ];
+        let filters = [
+            ChunkFilter::default(),
+            ChunkFilter {
+                path_glob: Some("n/2*".into()),
+                ..Default::default()
+            },
+        ];
+        let ranked = |store: &Store| -> Vec<Vec<(String, f64)>> {
+            let mut all = Vec::new();
+            for query in &queries {
+                for filter in &filters {
+                    for k in [1, 4, 30] {
+                        all.push(
+                            crate::tests::lexical_hits(store, query, k, filter)
+                                .unwrap()
+                                .into_iter()
+                                .map(|(row, score)| (row.workspace_path, score))
+                                .collect(),
+                        );
+                    }
+                }
+            }
+            all
+        };
+        let pending = ranked(&store);
+        let flat: Vec<&String> = pending.iter().flatten().map(|(p, _)| p).collect();
+        assert!(flat.iter().any(|p| *p == "n/24.md"), "new chunks are found");
+        assert!(flat.iter().all(|p| *p != "n/7.md"), "removed ones are not");
+        assert_eq!(
+            store.sync_lexical().unwrap().applied,
+            10,
+            "nothing was applied meanwhile"
+        );
+        let applied = ranked(&store);
+        for (before, after) in pending.iter().zip(&applied) {
+            let paths =
+                |hits: &[(String, f64)]| hits.iter().map(|h| h.0.clone()).collect::<Vec<_>>();
+            assert_eq!(paths(before), paths(after));
+            for ((_, a), (_, b)) in before.iter().zip(after) {
+                assert!((a - b).abs() <= 1e-5 * a.abs(), "{before:?} {after:?}");
+            }
+        }
+        // FTS5, which rounds no lengths, would have ranked otherwise.
+        let fts5 = store
+            .fts5_search(
+                &crate::retrieval::fts_expression(&queries[1]),
+                30,
+                &ChunkFilter::default(),
+            )
+            .unwrap();
+        let indexed = &applied[6 + 2]; // queries[1], unfiltered, k = 30
+        assert_eq!(fts5.len(), indexed.len());
+        assert!(
+            fts5.iter()
+                .zip(indexed)
+                .any(|((_, a), (_, b))| (a - b).abs() > 1e-4 * a.abs()),
+            "the index's scores are not FTS5's here, so equal scores above mean the index answered"
+        );
+    }
+
+    #[test]
+    fn a_reader_holds_changed_chunks_up_to_a_bound_and_follows_the_log() {
+        use crate::lexical_pending::PendingChunks;
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = open_with_root(&dir.path().join("k.sqlite"));
+        store.replace_document(&doc("a.md", "heron pike")).unwrap();
+        store.replace_document(&doc("b.md", "heron reed")).unwrap();
+        let span = |store: &Store| -> Option<(i64, i64)> {
+            store
+                .conn
+                .query_row("SELECT min(seq), max(seq) FROM lexical_log", [], |r| {
+                    Ok(r.get::<_, Option<i64>>(0)?.zip(r.get(1)?))
+                })
+                .unwrap()
+        };
+        let mut held = PendingChunks::default();
+        assert!(!held.catch_up(&store.conn, span(&store), 1).unwrap());
+        assert_eq!((held.docs(), held.doc_freq("heron")), (0, 0));
+        assert!(held.catch_up(&store.conn, span(&store), 2).unwrap());
+        assert_eq!(
+            (held.docs(), held.tokens(), held.doc_freq("heron")),
+            (2, 4, 2)
+        );
+        // Caught up row by row: a replaced chunk's words no longer count.
+        store.replace_document(&doc("b.md", "egret")).unwrap();
+        assert!(held.catch_up(&store.conn, span(&store), 4).unwrap());
+        assert_eq!(
+            (held.docs(), held.tokens(), held.doc_freq("heron")),
+            (2, 3, 1)
+        );
+        assert_eq!(held.doc_freq("egret"), 1);
+        // Applied by the writer: the log empties, nothing is held.
+        store.sync_lexical().unwrap();
+        assert!(held.catch_up(&store.conn, span(&store), 4).unwrap());
+        assert_eq!((held.docs(), held.doc_freq("egret")), (0, 0));
+    }
+
+    #[test]
     fn the_lexical_index_follows_every_change_and_survives_being_lost() {
         let dir = tempfile::tempdir().unwrap();
         let mut store = open_with_root(&dir.path().join("k.sqlite"));
@@ -745,7 +885,7 @@ mod tests {
                 .collect()
         };
         assert_eq!(found(&store, "zebra"), ["a.md"]);
-        assert!(store.with_lexical_in_step(|_| Ok(())).unwrap().is_some());
+        assert!(store.with_lexical_index(|_| Ok(())).unwrap().is_some());
         // An update, a new document and a removal, applied from the log.
         store
             .replace_document(&doc("a.md", "tiger stripes"))
@@ -784,11 +924,11 @@ mod tests {
             store.lexical_state().unwrap(),
             LexicalState::OutOfStep(_)
         ));
-        assert!(store.with_lexical_in_step(|_| Ok(())).unwrap().is_none());
+        assert!(store.with_lexical_index(|_| Ok(())).unwrap().is_none());
         assert_eq!(found(&store, "zebra"), ["c.md"], "FTS5 answers meanwhile");
         let sync = store.sync_lexical().unwrap();
         assert!(sync.rebuilt.unwrap().contains("the chunks only up to"));
-        assert!(store.with_lexical_in_step(|_| Ok(())).unwrap().is_some());
+        assert!(store.with_lexical_index(|_| Ok(())).unwrap().is_some());
         // A lost or garbled index is rebuilt from the chunks.
         let lexical = dir.path().join("lexical");
         std::fs::remove_dir_all(&lexical).unwrap();

@@ -149,7 +149,7 @@ fn hit_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<HitRow> {
 /// input is read as FTS5 syntax, restricted to the chunk text so that every
 /// hit's cited lines hold what matched (a parent heading alone is not a
 /// match).
-fn fts_expression(terms: &[String]) -> String {
+pub(crate) fn fts_expression(terms: &[String]) -> String {
     let any = terms
         .iter()
         .map(|t| format!("\"{}\"", t.replace('"', "\"\"")))
@@ -161,8 +161,9 @@ fn fts_expression(terms: &[String]) -> String {
 impl Store {
     /// The chunks holding any of `terms`, best first, as chunk ids with
     /// their BM25 relevance (larger is better), narrowed by `filter`
-    /// before the best `k` are taken. Answered by the lexical index when
-    /// it holds exactly what SQLite holds, else by the FTS5 table (see
+    /// before the best `k` are taken. Answered by the lexical index (with
+    /// the chunks changed since its commit held beside it) when it can
+    /// hold what SQLite holds, else by the FTS5 table (see
     /// [`crate::lexical`]). Only ids: a search reads the rows of the few
     /// it shows ([`Store::hit_rows`]), not of every candidate.
     pub fn lexical_search(
@@ -181,15 +182,15 @@ impl Store {
     }
 
     /// [`Store::lexical_search`] by the lexical index; `None` when it
-    /// cannot answer exactly (none, unreadable, changes not applied yet,
-    /// or its search failed: said in the log).
+    /// cannot answer exactly (none, unreadable, out of step, too many
+    /// changes not applied yet, or its search failed: said in the log).
     fn indexed_lexical_search(
         &self,
         terms: &[String],
         k: usize,
         filter: &ChunkFilter,
     ) -> Result<Option<Vec<(String, f64)>>, StoreError> {
-        let found = self.with_lexical_in_step(|reader| {
+        let found = self.with_lexical_index(|reader| {
             let started = std::time::Instant::now();
             let allowed = match filter.is_empty() {
                 true => None,
@@ -252,7 +253,7 @@ impl Store {
     /// FTS5 matches for an FTS5 query expression, best first, as chunk
     /// ids with their BM25 relevance (larger is better), narrowed by
     /// `filter`.
-    fn fts5_search(
+    pub(crate) fn fts5_search(
         &self,
         fts_query: &str,
         k: usize,

@@ -248,9 +248,10 @@ fn full_text_check(app: &App) -> CheckResult {
 }
 
 /// The lexical index answers searches, or says why search answers from
-/// the full-text table meanwhile. Only an index that cannot be opened is a
-/// failure: one not built yet, or behind a writer mid-run, is the normal
-/// state of an index being written.
+/// the full-text table meanwhile. Only an index that cannot be opened or is
+/// out of step is a failure: one not built yet, or behind a writer mid-run
+/// (search then ranks the changed chunks beside it), is the normal state
+/// of an index being written.
 fn lexical_check(app: &App) -> CheckResult {
     use kebab_store::LexicalState;
     let fallback = "search answers from chunks_fts meanwhile";
@@ -260,7 +261,11 @@ fn lexical_check(app: &App) -> CheckResult {
             "not built yet: the next ingest builds it; {fallback}"
         )),
         Ok(LexicalState::Pending(n)) => Ok(format!(
-            "{n} changed chunks not applied yet (a writer is running or stopped early); {fallback}"
+            "{n} changed chunks not applied yet (a writer is running or stopped early); {}",
+            match n as usize <= kebab_store::LEXICAL_MAX_PENDING {
+                true => "search ranks them beside the index",
+                false => fallback,
+            }
         )),
         Ok(LexicalState::OutOfStep(why)) => Err((
             format!("the lexical index is out of step with the chunks ({why}); {fallback}"),

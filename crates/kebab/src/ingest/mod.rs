@@ -505,6 +505,27 @@ fn heal_derived(app: &mut App, indexes: &mut Indexes) -> Result<Vec<String>, Ing
     Ok(app.store.heal_full_text()?.into_iter().collect())
 }
 
+/// Bring the lexical index up to date with the chunks stored so far. Search
+/// answers from FTS5 while the index cannot answer, so a failure here is a
+/// warning: the next application tries again.
+fn apply_lexical(app: &mut App, report: &mut Report) {
+    match app.store.sync_lexical() {
+        Ok(lexical) => {
+            report.timings.lexical_ms += lexical.ms;
+            if let Some(reason) = lexical.rebuilt {
+                report.warnings.push(format!(
+                    "lexical index rebuilt from the chunks ({reason}): {} chunks",
+                    lexical.chunks
+                ));
+            }
+        }
+        Err(e) => report.warnings.push(format!(
+            "the lexical index was not brought up to date ({e}); search answers from the \
+             full-text table until the next run"
+        )),
+    }
+}
+
 /// Derived indexes, the final progress event, the report, and its
 /// `ingest_runs` row.
 fn conclude(
@@ -521,23 +542,7 @@ fn conclude(
         report.korean_analyzed =
             derived::backfill_korean(&mut app.store, korean, &mut report.timings)?;
     }
-    // Search answers from FTS5 while the lexical index is not in step, so
-    // a failure here is a warning: the next run tries again.
-    match app.store.sync_lexical() {
-        Ok(lexical) => {
-            report.timings.lexical_ms = lexical.ms;
-            if let Some(reason) = lexical.rebuilt {
-                report.warnings.push(format!(
-                    "lexical index rebuilt from the chunks ({reason}): {} chunks",
-                    lexical.chunks
-                ));
-            }
-        }
-        Err(e) => report.warnings.push(format!(
-            "the lexical index was not brought up to date ({e}); search answers from the \
-             full-text table until the next run"
-        )),
-    }
+    apply_lexical(app, &mut report);
     if let Some((embedder, vectors)) = &indexes.vectors {
         let ann_min_rows = app.config.search.ann_min_rows;
         let ahead = report.vectors.take();
@@ -622,7 +627,8 @@ fn run_jobs(
     let next = AtomicUsize::new(0);
     let (tx, rx) = mpsc::channel::<WorkerMsg>();
     let started = Instant::now();
-    let on_main_before = report.timings.store_ms + report.timings.vector_store_ms;
+    let on_main = |t: &derived::Timings| t.store_ms + t.vector_store_ms + t.lexical_ms;
+    let on_main_before = on_main(&report.timings);
     std::thread::scope(|scope| {
         for _ in 0..workers {
             let tx = tx.clone();
@@ -634,6 +640,10 @@ fn run_jobs(
             .vectors
             .as_ref()
             .map(|(embedder, vectors)| EmbedAhead::start(scope, embedder, vectors, cancel));
+        // Chunks stored since the lexical index was last brought up to
+        // date: on a long run it is, every so often, so that readers keep
+        // searching it (they hold the changes it lacks in memory).
+        let mut unapplied = 0;
         for msg in rx {
             match msg {
                 WorkerMsg::Started(i, plugin) => on_progress(&Progress::AssetStarted {
@@ -646,6 +656,11 @@ fn run_jobs(
                 WorkerMsg::Done(i, outcome) => {
                     let rel = &jobs[i].rel;
                     let stored = store_outcome(&mut app.store, report, rel, outcome)?;
+                    unapplied += stored.chunks;
+                    if unapplied >= kebab_store::LEXICAL_APPLY_EVERY {
+                        apply_lexical(app, report);
+                        unapplied = 0;
+                    }
                     on_progress(&Progress::AssetFinished {
                         idx: i + 1,
                         total,
@@ -667,7 +682,7 @@ fn run_jobs(
         }
         // Parsing is over: the wall clock so far less this thread's
         // writes. Waiting for the model thread below is embedding time.
-        let on_main = report.timings.store_ms + report.timings.vector_store_ms - on_main_before;
+        let on_main = on_main(&report.timings) - on_main_before;
         report.timings.parse_ms += (derived::elapsed_ms(started) - on_main).max(0.0);
         if let Some(ahead) = ahead {
             report.vectors =
