@@ -39,6 +39,7 @@ use tantivy::directory::{
     Directory, DirectoryLock, FileHandle, Lock, META_LOCK, MmapDirectory, WatchCallback,
     WatchHandle, WritePtr,
 };
+use tantivy::index::SegmentId;
 use tantivy::query::{
     Bm25StatisticsProvider, Bm25Weight, BooleanQuery, BoostQuery, ConstScoreQuery, EnableScoring,
     Occur, Query, TermQuery, TermSetQuery, Weight,
@@ -46,7 +47,7 @@ use tantivy::query::{
 use tantivy::schema::{
     FAST, Field, INDEXED, IndexRecordOption, Schema, TextFieldIndexing, TextOptions,
 };
-use tantivy::tokenizer::{MAX_TOKEN_LEN, Token, TokenStream, Tokenizer};
+use tantivy::tokenizer::{Token, TokenStream, Tokenizer};
 use tantivy::{
     Index, IndexReader, ReloadPolicy, Score, Searcher, SegmentReader, TantivyDocument, Term,
 };
@@ -135,6 +136,11 @@ fn schema() -> (Schema, Fields) {
 #[derive(Clone, Default)]
 struct Analyzer;
 
+// tantivy keeps every word the analyser gives (folding lengthens a word by
+// a few bytes per character at most), so a chunk's length in the index is
+// its number of words ([`crate::lexical_pending`] counts them so).
+const _: () = assert!(analysis::MAX_WORD_BYTES * 32 <= tantivy::tokenizer::MAX_TOKEN_LEN);
+
 /// The words of one text, handed out one by one.
 struct Words {
     tokens: Vec<Token>,
@@ -172,14 +178,6 @@ impl Tokenizer for Analyzer {
             .collect();
         Words { tokens, next: 0 }
     }
-}
-
-/// The words the index counts of `text`, folded: the analyser's, less
-/// any tantivy drops for their length.
-pub(crate) fn analysed_words(text: &str) -> impl Iterator<Item = String> + '_ {
-    analysis::words(text)
-        .map(|w| w.folded)
-        .filter(|w| w.len() <= MAX_TOKEN_LEN)
 }
 
 /// The text the index holds of a chunk: its Korean morphemes (when it has
@@ -584,6 +582,19 @@ fn indexing_threads() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get().min(4))
 }
 
+/// The segments of an index, to tell apart those a writer's run added
+/// ([`LexicalWriter::merge_added`]).
+pub(crate) type SegmentIds = HashSet<SegmentId>;
+
+/// The segments of the index in `dir` (none when there is no index).
+pub(crate) fn segment_ids(dir: &Path) -> Result<SegmentIds, LexicalError> {
+    if meta_stamp(dir).is_none() {
+        return Ok(SegmentIds::new());
+    }
+    let (index, _, _) = open_index(dir)?;
+    Ok(index.searchable_segment_ids()?.into_iter().collect())
+}
+
 /// Writes to the lexical index of one data directory.
 pub(crate) struct LexicalWriter {
     index: Index,
@@ -642,6 +653,26 @@ impl LexicalWriter {
         self.writer.wait_merging_threads()?;
         let metas = self.index.load_metas()?;
         Ok(metas.segments.iter().map(|s| u64::from(s.num_docs())).sum())
+    }
+
+    /// Merge the segments not in `before` into one (when there are
+    /// several): those a long run added while it brought the index up to
+    /// date every so often, a segment each time (tantivy's merge policy
+    /// leaves up to seven of each size; at 245k chunks, nine segments
+    /// answered a query in 1.6× the time four did). The cost follows what
+    /// the run wrote, not the index's size.
+    pub(crate) fn merge_added(mut self, before: &SegmentIds) -> Result<(), LexicalError> {
+        let added: Vec<SegmentId> = self
+            .index
+            .searchable_segment_ids()?
+            .into_iter()
+            .filter(|id| !before.contains(id))
+            .collect();
+        if added.len() > 1 {
+            self.writer.merge(&added).wait()?;
+        }
+        self.writer.wait_merging_threads()?;
+        Ok(())
     }
 }
 

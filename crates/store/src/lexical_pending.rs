@@ -21,8 +21,10 @@ use tantivy::Score;
 use tantivy::fieldnorm::FieldNormReader;
 use tantivy::query::Bm25Weight;
 
+use kebab_core::analysis;
+
 use crate::StoreError;
-use crate::lexical::{analysed_words, indexed_text};
+use crate::lexical::indexed_text;
 
 /// The most changed chunks a reader holds (a few MB); beyond them (a
 /// writer replacing a large part of the index) search answers from FTS5
@@ -89,8 +91,10 @@ impl PendingChunks {
             return Ok(true);
         }
         let new: i64 = conn
-            .prepare_cached("SELECT count(DISTINCT chunk_rowid) FROM lexical_log WHERE seq > ?1")?
-            .query_row(params![self.upto], |r| r.get(0))?;
+            .prepare_cached(
+                "SELECT count(DISTINCT chunk_rowid) FROM lexical_log WHERE seq > ?1 AND seq <= ?2",
+            )?
+            .query_row(params![self.upto, last], |r| r.get(0))?;
         if self.rowids.len() + new as usize > max {
             *self = PendingChunks::default();
             return Ok(false);
@@ -136,13 +140,14 @@ impl PendingChunks {
         }
     }
 
-    /// A chunk's indexed text as the index's tokenizer splits it.
+    /// A chunk's indexed text as the index's tokenizer splits it (its
+    /// words are short enough for tantivy to keep every one).
     fn analyse(&mut self, text: &str) -> Analysed {
         let mut counts: HashMap<u32, u32> = HashMap::new();
         let mut len = 0u32;
-        for word in analysed_words(text) {
+        for word in analysis::words(text) {
             let next = self.words.len() as u32;
-            let id = *self.words.entry(word).or_insert(next);
+            let id = *self.words.entry(word.folded).or_insert(next);
             *counts.entry(id).or_default() += 1;
             len += 1;
         }

@@ -16,7 +16,7 @@ use std::time::Instant;
 use rusqlite::{Connection, params};
 
 use crate::lexical::{
-    LexicalReader, LexicalWriter, building_dir, clear_leftovers, indexed_text, swap_in,
+    LexicalReader, LexicalWriter, building_dir, clear_leftovers, indexed_text, segment_ids, swap_in,
 };
 use crate::{Store, StoreError};
 
@@ -76,10 +76,15 @@ fn log_span(conn: &Connection) -> Result<Option<(i64, i64)>, StoreError> {
 }
 
 /// Why an index that holds the changes up to `seq` cannot be brought in
-/// step by applying the log, if it cannot: see the module doc.
-fn out_of_step(conn: &Connection, seq: i64) -> Result<Option<String>, StoreError> {
+/// step by applying the log, whose (first, last) rows are `span`, if it
+/// cannot: see the module doc.
+fn out_of_step(
+    conn: &Connection,
+    seq: i64,
+    span: Option<(i64, i64)>,
+) -> Result<Option<String>, StoreError> {
     let last = last_seq(conn)?;
-    let first = log_span(conn)?.map_or(last + 1, |(first, _)| first);
+    let first = span.map_or(last + 1, |(first, _)| first);
     Ok(if seq > last {
         Some(format!(
             "it holds changes up to {seq}, the chunks only up to {last}"
@@ -120,11 +125,11 @@ impl Store {
             return Ok(None);
         };
         let snapshot = self.conn.unchecked_transaction()?;
-        if let Some(why) = out_of_step(&snapshot, reader.seq())? {
+        let span = log_span(&snapshot)?;
+        if let Some(why) = out_of_step(&snapshot, reader.seq(), span)? {
             tracing::debug!(reason = %why, "lexical index out of step: searching FTS5");
             return Ok(None);
         }
-        let span = log_span(&snapshot)?;
         if !reader
             .pending_mut()
             .catch_up(&snapshot, span, crate::LEXICAL_MAX_PENDING)?
@@ -152,7 +157,7 @@ impl Store {
             Err(e) => return Ok(LexicalState::Unreadable(e.to_string())),
         };
         let snapshot = self.conn.unchecked_transaction()?;
-        if let Some(why) = out_of_step(&snapshot, reader.seq())? {
+        if let Some(why) = out_of_step(&snapshot, reader.seq(), log_span(&snapshot)?)? {
             return Ok(LexicalState::OutOfStep(why));
         }
         let pending: i64 = snapshot.query_row(
@@ -168,14 +173,43 @@ impl Store {
         })
     }
 
-    /// Bring the lexical index up to date with the chunks. Meant for a
-    /// writer holding the writer lock, after its chunks are written and
-    /// analysed: logged changes are applied and committed, then the log
-    /// rows are deleted; an index that is missing, unreadable, of another
-    /// layout, out of step (see the module doc) or not one entry per chunk
-    /// afterwards is rebuilt. A first build (every chunk is in the log) is
-    /// not a repair.
+    /// [`Store::sync_lexical`] in the middle of a writer's run (every
+    /// [`LEXICAL_APPLY_EVERY`] chunks), so that readers keep few changes
+    /// beside the index. The segments each such call adds are merged into
+    /// one by the run's closing [`Store::sync_lexical`].
+    pub fn sync_lexical_mid_run(&mut self) -> Result<LexicalSync, StoreError> {
+        if self.lexical_before_run.is_none()
+            && let Some(dir) = &self.lexical_dir
+        {
+            self.lexical_before_run = Some(segment_ids(dir).unwrap_or_default());
+        }
+        self.apply_lexical()
+    }
+
+    /// Bring the lexical index up to date with the chunks, at the end of a
+    /// writer's run. Meant for a writer holding the writer lock, after its
+    /// chunks are written and analysed: logged changes are applied and
+    /// committed, then the log rows are deleted; an index that is missing,
+    /// unreadable, of another layout, out of step (see the module doc) or
+    /// not one entry per chunk afterwards is rebuilt. A first build (every
+    /// chunk is in the log) is not a repair. The segments the run added
+    /// mid-run ([`Store::sync_lexical_mid_run`]) are merged into one.
     pub fn sync_lexical(&mut self) -> Result<LexicalSync, StoreError> {
+        let before = self.lexical_before_run.take();
+        let sync = self.apply_lexical()?;
+        if let (Some(before), Some(dir), None) = (before, &self.lexical_dir, &sync.rebuilt) {
+            let started = Instant::now();
+            LexicalWriter::open(dir, false)?.merge_added(&before)?;
+            return Ok(LexicalSync {
+                ms: sync.ms + started.elapsed().as_secs_f64() * 1000.0,
+                ..sync
+            });
+        }
+        Ok(sync)
+    }
+
+    /// Apply the log to the lexical index, or rebuild it ([`Store::sync_lexical`]).
+    fn apply_lexical(&mut self) -> Result<LexicalSync, StoreError> {
         let Some(dir) = self.lexical_dir.clone() else {
             return Ok(LexicalSync::default());
         };
@@ -247,7 +281,7 @@ impl Store {
         let Some(reader) = LexicalReader::open(dir)? else {
             return Err(crate::lexical::LexicalError::Foreign("no commit".into()).into());
         };
-        if let Some(why) = out_of_step(&self.conn, reader.seq())? {
+        if let Some(why) = out_of_step(&self.conn, reader.seq(), log_span(&self.conn)?)? {
             return Err(crate::lexical::LexicalError::Foreign(why).into());
         }
         let Some(upto) = upto else {

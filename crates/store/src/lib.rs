@@ -188,6 +188,9 @@ pub struct Store {
     lexical_dir: Option<PathBuf>,
     /// The lexical index as last opened for searching.
     lexical: std::cell::RefCell<Option<lexical::LexicalReader>>,
+    /// The lexical index's segments before a writer's run first brought
+    /// it up to date mid-run ([`Store::sync_lexical_mid_run`]).
+    lexical_before_run: Option<lexical::SegmentIds>,
     /// Counts this connection in [`OPEN_HERE`] (dropped after `conn`).
     _open_here: Option<OpenHere>,
 }
@@ -362,6 +365,7 @@ impl Store {
             conn,
             lexical_dir: path.parent().map(|dir| dir.join("lexical")),
             lexical: Default::default(),
+            lexical_before_run: None,
             _open_here: None,
         }
     }
@@ -856,6 +860,37 @@ mod tests {
         store.sync_lexical().unwrap();
         assert!(held.catch_up(&store.conn, span(&store), 4).unwrap());
         assert_eq!((held.docs(), held.doc_freq("egret")), (0, 0));
+    }
+
+    #[test]
+    fn the_segments_a_long_run_adds_are_merged_into_one_at_its_end() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = open_with_root(&dir.path().join("k.sqlite"));
+        let lexical = dir.path().join("lexical");
+        let segments = || crate::lexical::segment_ids(&lexical).unwrap().len();
+        store.replace_document(&doc("a.md", "alder")).unwrap();
+        store.sync_lexical().unwrap();
+        assert_eq!(segments(), 1);
+        for (i, word) in ["birch", "cedar", "elm", "fir"].iter().enumerate() {
+            store
+                .replace_document(&doc(&format!("{i}.md"), word))
+                .unwrap();
+            store.sync_lexical_mid_run().unwrap();
+        }
+        assert_eq!(segments(), 5, "a segment per application");
+        let sync = store.sync_lexical().unwrap();
+        assert_eq!(sync.chunks, 5);
+        assert_eq!(segments(), 2, "what the run added, in one");
+        for word in ["alder", "birch", "fir"] {
+            let hits =
+                crate::tests::lexical_hits(&store, &terms(&[word]), 10, &ChunkFilter::default())
+                    .unwrap();
+            assert_eq!(hits.len(), 1, "{word}");
+        }
+        // A run that applied nothing mid-run merges nothing.
+        store.replace_document(&doc("g.md", "gum")).unwrap();
+        store.sync_lexical().unwrap();
+        assert_eq!(segments(), 3);
     }
 
     #[test]

@@ -505,11 +505,16 @@ fn heal_derived(app: &mut App, indexes: &mut Indexes) -> Result<Vec<String>, Ing
     Ok(app.store.heal_full_text()?.into_iter().collect())
 }
 
-/// Bring the lexical index up to date with the chunks stored so far. Search
-/// answers from FTS5 while the index cannot answer, so a failure here is a
-/// warning: the next application tries again.
-fn apply_lexical(app: &mut App, report: &mut Report) {
-    match app.store.sync_lexical() {
+/// Bring the lexical index up to date with the chunks stored so far: in
+/// the middle of the run, or at its end. Search answers from FTS5 while
+/// the index cannot answer, so a failure here is a warning: the next
+/// application tries again.
+fn apply_lexical(app: &mut App, report: &mut Report, mid_run: bool) {
+    let synced = match mid_run {
+        true => app.store.sync_lexical_mid_run(),
+        false => app.store.sync_lexical(),
+    };
+    match synced {
         Ok(lexical) => {
             report.timings.lexical_ms += lexical.ms;
             if let Some(reason) = lexical.rebuilt {
@@ -542,7 +547,7 @@ fn conclude(
         report.korean_analyzed =
             derived::backfill_korean(&mut app.store, korean, &mut report.timings)?;
     }
-    apply_lexical(app, &mut report);
+    apply_lexical(app, &mut report, false);
     if let Some((embedder, vectors)) = &indexes.vectors {
         let ann_min_rows = app.config.search.ann_min_rows;
         let ahead = report.vectors.take();
@@ -658,7 +663,7 @@ fn run_jobs(
                     let stored = store_outcome(&mut app.store, report, rel, outcome)?;
                     unapplied += stored.chunks;
                     if unapplied >= kebab_store::LEXICAL_APPLY_EVERY {
-                        apply_lexical(app, report);
+                        apply_lexical(app, report, true);
                         unapplied = 0;
                     }
                     on_progress(&Progress::AssetFinished {
