@@ -134,8 +134,7 @@ fn a_kill_9_mid_ingest_is_reconciled_by_the_next_run() {
     let detail = lexical_detail(&kb);
     assert!(detail.contains("not applied yet"), "{detail}");
     assert!(detail.contains("ranks them beside the index"), "{detail}");
-    // Meanwhile a search finds what the killed run committed (the index
-    // with the changes it lacks held beside it).
+    // Meanwhile a search finds what the killed run committed.
     let committed: String = rusqlite::Connection::open(kb.data_dir().join("kebab.sqlite"))
         .unwrap()
         .query_row(

@@ -660,7 +660,8 @@ impl LexicalWriter {
     /// date every so often, a segment each time (tantivy's merge policy
     /// leaves up to seven of each size; at 245k chunks, nine segments
     /// answered a query in 1.6× the time four did). The cost follows what
-    /// the run wrote, not the index's size.
+    /// the run wrote (with any older segment tantivy merged into those
+    /// meanwhile), not the index's size.
     pub(crate) fn merge_added(mut self, before: &SegmentIds) -> Result<(), LexicalError> {
         let added: Vec<SegmentId> = self
             .index

@@ -4,15 +4,17 @@
 //! changes were applied), search still answers from the index rather than
 //! from FTS5, whose cost grows with every chunk.
 //!
-//! The changes are the rows of `lexical_log` ([`crate::lexical_sync`]).
-//! A reader catches up with the rows logged since it last looked, reads
-//! the chunks they name as they are now (or finds them gone), and analyses
-//! them as the index's tokenizer does. A search then skips the index's
-//! entries for every chunk the log names (stale or deleted) and scores the
-//! chunks held here with the same BM25 weights, the statistics being the
-//! index's plus these chunks' (a tantivy index counts replaced entries
-//! until it merges their segment, so the scores are the ones the index
-//! gives after the writer's commit).
+//! The changes are the rows of `lexical_log` ([`crate::lexical_sync`])
+//! after the last one the index's commit holds. A reader catches up with
+//! the rows logged since it last looked, reads the chunks they name as
+//! they are now (or finds them gone), and analyses them as the index's
+//! tokenizer does. A search then skips the index's entries for every chunk
+//! those rows name (stale or deleted) and scores the chunks held here with
+//! the same BM25 weights, the statistics being the index's plus these
+//! chunks'. A tantivy index counts replaced entries until it drops them
+//! (a merge, or a segment left with none alive), so the scores are the
+//! ones the index gives after the writer's commit unless that commit drops
+//! some; then they differ by those entries' share of the statistics.
 
 use std::collections::{HashMap, HashSet};
 
@@ -66,14 +68,17 @@ pub struct PendingChunks {
 
 impl PendingChunks {
     /// Catch up with the log, whose (first, last) rows are `span` (none:
-    /// it is empty), reading chunks through `conn` (the reader's
-    /// snapshot). False when it names more than `max` chunks (readers
-    /// hold [`LEXICAL_MAX_PENDING`]): what was held is dropped, and search
-    /// answers from FTS5.
+    /// it is empty), for an index that holds the changes up to `applied`
+    /// (a writer killed between its commit and deleting the log leaves
+    /// rows the index has), reading chunks through `conn` (the reader's
+    /// snapshot). False when the rows after `applied` name more than `max`
+    /// chunks (readers hold [`LEXICAL_MAX_PENDING`]): what was held is
+    /// dropped, and search answers from FTS5.
     pub(crate) fn catch_up(
         &mut self,
         conn: &Connection,
         span: Option<(i64, i64)>,
+        applied: i64,
         max: usize,
     ) -> Result<bool, StoreError> {
         let Some((first, last)) = span else {
@@ -83,7 +88,7 @@ impl PendingChunks {
         if self.first != Some(first) {
             *self = PendingChunks {
                 first: Some(first),
-                upto: first - 1,
+                upto: (first - 1).max(applied),
                 ..PendingChunks::default()
             };
         }
@@ -95,7 +100,7 @@ impl PendingChunks {
                 "SELECT count(DISTINCT chunk_rowid) FROM lexical_log WHERE seq > ?1 AND seq <= ?2",
             )?
             .query_row(params![self.upto, last], |r| r.get(0))?;
-        if self.rowids.len() + new as usize > max {
+        if new as usize > max {
             *self = PendingChunks::default();
             return Ok(false);
         }
@@ -116,6 +121,10 @@ impl PendingChunks {
                 let analysed = self.analyse(&indexed_text(korean.as_deref(), &text));
                 self.chunks.insert(rowid, analysed);
             }
+        }
+        if self.rowids.len() > max {
+            *self = PendingChunks::default();
+            return Ok(false);
         }
         self.upto = last;
         tracing::debug!(

@@ -130,9 +130,10 @@ impl Store {
             tracing::debug!(reason = %why, "lexical index out of step: searching FTS5");
             return Ok(None);
         }
+        let applied = reader.seq();
         if !reader
             .pending_mut()
-            .catch_up(&snapshot, span, crate::LEXICAL_MAX_PENDING)?
+            .catch_up(&snapshot, span, applied, crate::LEXICAL_MAX_PENDING)?
         {
             tracing::debug!("too many chunks changed since the lexical index: searching FTS5");
             return Ok(None);
@@ -161,8 +162,8 @@ impl Store {
             return Ok(LexicalState::OutOfStep(why));
         }
         let pending: i64 = snapshot.query_row(
-            "SELECT count(DISTINCT chunk_rowid) FROM lexical_log",
-            [],
+            "SELECT count(DISTINCT chunk_rowid) FROM lexical_log WHERE seq > ?1",
+            params![reader.seq()],
             |r| r.get(0),
         )?;
         Ok(match pending {
@@ -198,8 +199,12 @@ impl Store {
         let before = self.lexical_before_run.take();
         let sync = self.apply_lexical()?;
         if let (Some(before), Some(dir), None) = (before, &self.lexical_dir, &sync.rebuilt) {
+            // The index is up to date either way: a merge that fails
+            // leaves more segments, which tantivy's policy merges later.
             let started = Instant::now();
-            LexicalWriter::open(dir, false)?.merge_added(&before)?;
+            if let Err(e) = LexicalWriter::open(dir, false).and_then(|w| w.merge_added(&before)) {
+                tracing::warn!(error = %e, "the lexical index's new segments were not merged");
+            }
             return Ok(LexicalSync {
                 ms: sync.ms + started.elapsed().as_secs_f64() * 1000.0,
                 ..sync
@@ -335,5 +340,51 @@ impl Store {
         let entries = writer.commit(seq)?;
         swap_in(&building, dir)?;
         Ok(entries)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ChunkFilter;
+    use crate::tests::{doc, lexical_hits, open_with_root, terms};
+
+    #[test]
+    fn log_rows_the_index_already_holds_are_not_counted_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = open_with_root(&dir.path().join("k.sqlite"));
+        for i in 0..6 {
+            let text = format!("otter river {}", "moss ".repeat(i));
+            store
+                .replace_document(&doc(&format!("n/{i}.md"), &text))
+                .unwrap();
+        }
+        store.sync_lexical().unwrap();
+        store
+            .replace_document(&doc("n/1.md", "otter otter heron"))
+            .unwrap();
+        store
+            .replace_document(&doc("n/9.md", "river heron"))
+            .unwrap();
+        // A writer killed after the index's commit, before it deleted the
+        // log rows that commit holds.
+        let lexical = dir.path().join("lexical");
+        let (_, last) = log_span(&store.conn).unwrap().unwrap();
+        store.apply_log(&lexical, Some(last)).unwrap();
+        let query = terms(&["otter", "heron", "moss"]);
+        let scores: Vec<f64> = lexical_hits(&store, &query, 10, &ChunkFilter::default())
+            .unwrap()
+            .into_iter()
+            .map(|(_, score)| score)
+            .collect();
+        let reader = LexicalReader::open(&lexical).unwrap().unwrap();
+        let alone: Vec<f64> = reader
+            .search(&query, 10, None)
+            .unwrap()
+            .into_iter()
+            .map(|(_, score)| f64::from(score))
+            .collect();
+        assert_eq!(scores.len(), 7);
+        assert_eq!(scores, alone, "the index's own statistics");
     }
 }

@@ -742,6 +742,13 @@ mod tests {
                 .replace_document(&doc(&format!("n/{i}.md"), &text(i, "")))
                 .unwrap();
         }
+        // Chunks no query matches, so that the path filter below admits
+        // fewer than a twentieth of them (applied by intersection).
+        for i in 0..160 {
+            store
+                .replace_document(&doc(&format!("m/{i}.md"), "unrelated words only"))
+                .unwrap();
+        }
         store.sync_lexical().unwrap();
         // A writer mid-run: updates, new chunks (one with a word the index
         // has never seen) and removals, not applied to the index yet.
@@ -841,24 +848,30 @@ mod tests {
                 .unwrap()
         };
         let mut held = PendingChunks::default();
-        assert!(!held.catch_up(&store.conn, span(&store), 1).unwrap());
+        assert!(!held.catch_up(&store.conn, span(&store), 0, 1).unwrap());
         assert_eq!((held.docs(), held.doc_freq("heron")), (0, 0));
-        assert!(held.catch_up(&store.conn, span(&store), 2).unwrap());
+        assert!(held.catch_up(&store.conn, span(&store), 0, 2).unwrap());
         assert_eq!(
             (held.docs(), held.tokens(), held.doc_freq("heron")),
             (2, 4, 2)
         );
         // Caught up row by row: a replaced chunk's words no longer count.
         store.replace_document(&doc("b.md", "egret")).unwrap();
-        assert!(held.catch_up(&store.conn, span(&store), 4).unwrap());
+        assert!(held.catch_up(&store.conn, span(&store), 0, 4).unwrap());
         assert_eq!(
             (held.docs(), held.tokens(), held.doc_freq("heron")),
             (2, 3, 1)
         );
         assert_eq!(held.doc_freq("egret"), 1);
+        // Rows an index already holds (its commit is at the last one) are
+        // not held again.
+        let (_, last) = span(&store).unwrap();
+        let mut fresh = PendingChunks::default();
+        assert!(fresh.catch_up(&store.conn, span(&store), last, 0).unwrap());
+        assert_eq!(fresh.docs(), 0);
         // Applied by the writer: the log empties, nothing is held.
         store.sync_lexical().unwrap();
-        assert!(held.catch_up(&store.conn, span(&store), 4).unwrap());
+        assert!(held.catch_up(&store.conn, span(&store), 0, 4).unwrap());
         assert_eq!((held.docs(), held.doc_freq("egret")), (0, 0));
     }
 

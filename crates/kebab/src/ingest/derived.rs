@@ -82,15 +82,17 @@ pub struct Timings {
     pub vector_store_ms: f64,
 }
 
-/// Analyse chunks stored without Korean morphemes. Returns how many.
+/// Analyse chunks stored without Korean morphemes, about `at_most` of
+/// them (whole batches; fewer when no more are missing). Returns how many.
 pub fn backfill_korean(
     store: &mut Store,
     korean: &KoreanAnalyzer,
     timings: &mut Timings,
+    at_most: usize,
 ) -> Result<usize, StoreError> {
     let started = Instant::now();
     let mut done = 0;
-    loop {
+    while done < at_most {
         let pending = store.chunks_missing_korean(BATCH)?;
         if pending.is_empty() {
             break;

@@ -544,8 +544,18 @@ fn conclude(
 ) -> Result<IngestReport, IngestError> {
     report.warnings.extend(indexes.warnings.iter().cloned());
     if let Some(korean) = &indexes.korean {
-        report.korean_analyzed =
-            derived::backfill_korean(&mut app.store, korean, &mut report.timings)?;
+        // Each chunk analysed is logged for the lexical index again: a
+        // long backfill brings it up to date as a long run of writes does.
+        let every = kebab_store::LEXICAL_APPLY_EVERY;
+        loop {
+            let done =
+                derived::backfill_korean(&mut app.store, korean, &mut report.timings, every)?;
+            report.korean_analyzed += done;
+            if done < every {
+                break;
+            }
+            apply_lexical(app, &mut report, true);
+        }
     }
     apply_lexical(app, &mut report, false);
     if let Some((embedder, vectors)) = &indexes.vectors {
