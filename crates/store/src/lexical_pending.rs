@@ -34,6 +34,13 @@ use crate::lexical::indexed_text;
 /// [`crate::LEXICAL_APPLY_EVERY`] chunks, so a run stays below this.
 pub const LEXICAL_MAX_PENDING: usize = 20_000;
 
+/// How many distinct chunks the log's rows after `seq` name (0: all rows).
+pub(crate) fn chunks_logged_after(conn: &Connection, seq: i64) -> Result<usize, StoreError> {
+    Ok(conn
+        .prepare_cached("SELECT count(DISTINCT chunk_rowid) FROM lexical_log WHERE seq > ?1")?
+        .query_row(params![seq], |r| r.get::<_, i64>(0))? as usize)
+}
+
 /// One changed chunk as the index would hold it.
 #[derive(Debug)]
 struct Analysed {
@@ -95,12 +102,10 @@ impl PendingChunks {
         if last <= self.upto {
             return Ok(true);
         }
-        let new: i64 = conn
-            .prepare_cached(
-                "SELECT count(DISTINCT chunk_rowid) FROM lexical_log WHERE seq > ?1 AND seq <= ?2",
-            )?
-            .query_row(params![self.upto, last], |r| r.get(0))?;
-        if new as usize > max {
+        // `last` is the log's last row in this snapshot: every row after
+        // `upto` is one to read.
+        let new = chunks_logged_after(conn, self.upto)?;
+        if new > max {
             *self = PendingChunks::default();
             return Ok(false);
         }

@@ -18,6 +18,7 @@ use rusqlite::{Connection, params};
 use crate::lexical::{
     LexicalReader, LexicalWriter, building_dir, clear_leftovers, indexed_text, segment_ids, swap_in,
 };
+use crate::lexical_pending::chunks_logged_after;
 use crate::{Store, StoreError};
 
 /// Whether the lexical index answers searches ([`Store::lexical_state`]).
@@ -161,12 +162,7 @@ impl Store {
         if let Some(why) = out_of_step(&snapshot, reader.seq(), log_span(&snapshot)?)? {
             return Ok(LexicalState::OutOfStep(why));
         }
-        let pending: i64 = snapshot.query_row(
-            "SELECT count(DISTINCT chunk_rowid) FROM lexical_log WHERE seq > ?1",
-            params![reader.seq()],
-            |r| r.get(0),
-        )?;
-        Ok(match pending {
+        Ok(match chunks_logged_after(&snapshot, reader.seq())? {
             0 => LexicalState::InStep {
                 chunks: reader.num_docs(),
             },
@@ -226,7 +222,7 @@ impl Store {
         let mut sync = LexicalSync::default();
         let applied = match dir.join("meta.json").exists() {
             false if self.every_chunk_logged()? => {
-                sync.applied = self.logged_chunks()?;
+                sync.applied = chunks_logged_after(&self.conn, 0)?;
                 Err(None)
             }
             false => Err(Some("missing".to_string())),
@@ -267,15 +263,6 @@ impl Store {
             [],
             |r| r.get(0),
         )?)
-    }
-
-    /// Distinct chunks the log names.
-    fn logged_chunks(&self) -> Result<usize, StoreError> {
-        Ok(self.conn.query_row(
-            "SELECT count(DISTINCT chunk_rowid) FROM lexical_log",
-            [],
-            |r| r.get::<_, i64>(0),
-        )? as usize)
     }
 
     /// Apply the log rows up to `upto` (none: the log is empty) to the
