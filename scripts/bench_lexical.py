@@ -101,14 +101,15 @@ def tantivy_cli(binary: str, corpus: list, copies: int, work: Path, queries: lis
     out = subprocess.run([binary, "bench", "-i", str(index), "-q", str(qfile), "-n", "3"],
                          capture_output=True, text=True, check=True).stdout
     search = out.split("SEARCH", 1)[1].split("FETCH STORE", 1)[0]
-    micros = sorted(int(line.rsplit("\t", 1)[1]) for line in search.splitlines()
-                    if line.count("\t") == 2 and line.rsplit("\t", 1)[1].isdigit())
+    millis = [int(line.rsplit("\t", 1)[1]) / 1000 for line in search.splitlines()
+              if line.count("\t") == 2 and line.rsplit("\t", 1)[1].isdigit()]
+    p50, p95 = p50_p95(millis)
     return {
         "index_s": round(index_s, 2),
         "index_mb": round(du(index) / 2**20, 1),
-        "p50_ms": round(statistics.median(micros) / 1000, 3),
-        "p95_ms": round(micros[int(len(micros) * 0.95) - 1] / 1000, 3),
-        "mean_ms": round(statistics.mean(micros) / 1000, 3),
+        "p50_ms": p50,
+        "p95_ms": p95,
+        "mean_ms": round(statistics.mean(millis), 3),
     }
 
 
@@ -116,11 +117,24 @@ def du(path: Path) -> int:
     return sum(p.stat().st_size for p in path.rglob("*") if p.is_file()) if path.exists() else 0
 
 
+def p50_p95(values: list) -> tuple:
+    """The median of VALUES and the value 95 % of them are at or below,
+    rounded to the microsecond (VALUES in ms)."""
+    ordered = sorted(values)
+    return (round(statistics.median(ordered), 3),
+            round(ordered[max(int(len(ordered) * 0.95) - 1, 0)], 3))
+
+
+def plain_log(log: str) -> str:
+    """A debug log without its colours."""
+    return re.sub(r"\x1b\[[0-9;]*m", "", log)
+
+
 def logged_ms(log: str, channel_field: str = "lexical_ms") -> tuple:
     """From a debug log of `search`: every query's CHANNEL_FIELD figure,
     and every `engine_ms` (logged only when the lexical index answered,
     not FTS5)."""
-    plain = re.sub(r"\x1b\[[0-9;]*m", "", log)  # the log's colours
+    plain = plain_log(log)
     return ([float(m) for m in re.findall(channel_field + r"=([0-9.]+)", plain)],
             [float(m) for m in re.findall(r"engine_ms=([0-9.]+)", plain)])
 
@@ -142,18 +156,14 @@ def measure(kebab: str, data: Path, cfg: Path, bulk: str, queries: int,
         channel.extend(in_call)
         engine.extend(by_engine)
     startup = min(run(kebab, data, cfg, "search", "--bulk", stdin="")[0] for _ in range(3))
-    channel.sort()
-    engine.sort()
     # The engine alone (tantivy's search, without the filter's SQL and the
     # hits' rows): only when the lexical index answered.
-    engine_figures = {
-        "engine_p50_ms": round(statistics.median(engine), 3),
-        "engine_p95_ms": round(engine[int(len(engine) * 0.95) - 1], 3),
-    } if engine else {}
+    engine_figures = dict(zip(("engine_p50_ms", "engine_p95_ms"), p50_p95(engine))) if engine else {}
+    channel_p50, channel_p95 = p50_p95(channel)
     return {
         **engine_figures,
-        "channel_p50_ms": round(statistics.median(channel), 3),
-        "channel_p95_ms": round(channel[int(len(channel) * 0.95) - 1], 3),
+        "channel_p50_ms": channel_p50,
+        "channel_p95_ms": channel_p95,
         "end_to_end_mean_ms": round((min(walls) - startup) / queries * 1000, 3),
     }
 

@@ -22,30 +22,28 @@ import json
 import os
 import re
 import shutil
-import statistics
 import subprocess
 import time
 from pathlib import Path
 
-from bench_lexical import bulk_of, ingest_lexical, logged_ms, run, write_copy
+from bench_lexical import bulk_of, ingest_lexical, logged_ms, p50_p95, plain_log, run, write_copy
 
 
 def catch_ups(log: str) -> list:
     """(changed chunks read, milliseconds) of every catch-up a reader's
     debug log records."""
-    plain = re.sub(r"\x1b\[[0-9;]*m", "", log)
     return [(int(n), float(ms)) for n, ms in
-            re.findall(r"changed=([0-9]+) held=[0-9]+ ms=([0-9.]+)", plain)]
+            re.findall(r"changed=([0-9]+) held=[0-9]+ ms=([0-9.]+)", plain_log(log))]
 
 
 def figures(channel: list, engine: list, caught_up: list, queries: int) -> dict:
-    channel = sorted(channel)
+    p50, p95 = p50_p95(channel)
     return {
         "queries": queries,
         "answered_by_index": len(engine),
-        "channel_p50_ms": round(statistics.median(channel), 3),
-        "channel_p95_ms": round(channel[max(int(len(channel) * 0.95) - 1, 0)], 3),
-        "channel_max_ms": round(channel[-1], 3),
+        "channel_p50_ms": p50,
+        "channel_p95_ms": p95,
+        "channel_max_ms": round(max(channel), 3),
         "catch_ups": len(caught_up),
         "catch_up_max": max(caught_up, default=None),
     }
