@@ -57,7 +57,12 @@ fn main() {
         }
     };
     let data = Path::new(data);
-    let chunks = chunks(&data.join("kebab.sqlite"));
+    let conn = rusqlite::Connection::open_with_flags(
+        data.join("kebab.sqlite"),
+        rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
+    )
+    .expect("open kebab.sqlite");
+    let chunks = chunks(&conn);
     let queries: Vec<Vec<String>> = std::fs::read_to_string(queries)
         .expect("queries")
         .lines()
@@ -144,7 +149,7 @@ fn main() {
         .sum();
     let expected: usize = tantivy_hits.iter().map(Vec::len).sum();
     let quality = beir.map(|dir| {
-        let judged = Judged::load(dir, &data.join("kebab.sqlite"));
+        let judged = Judged::load(dir, &conn);
         serde_json::json!({
             "judged_queries": judged.queries.len(),
             "tantivy_ndcg_at_10": judged.ndcg_at_10(tantivy),
@@ -182,18 +187,13 @@ struct Judged {
 }
 
 impl Judged {
-    fn load(dir: &Path, sqlite: &Path) -> Judged {
+    fn load(dir: &Path, conn: &rusqlite::Connection) -> Judged {
         let beir = kebab::eval::beir::load(dir).expect("BEIR dataset");
         let ids: HashMap<String, String> = beir
             .corpus
             .iter()
             .map(|(id, _, _)| (kebab::eval::beir::file_stem(id), id.clone()))
             .collect();
-        let conn = rusqlite::Connection::open_with_flags(
-            sqlite,
-            rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
-        )
-        .expect("open kebab.sqlite");
         let mut stmt = conn
             .prepare(
                 "SELECT c.rowid, d.workspace_path FROM chunks c JOIN documents d USING (doc_id)",
@@ -235,10 +235,7 @@ impl Judged {
 }
 
 /// Every chunk's rowid and its text as kebab analyses it.
-fn chunks(sqlite: &Path) -> Vec<(i64, String)> {
-    let conn =
-        rusqlite::Connection::open_with_flags(sqlite, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
-            .expect("open kebab.sqlite");
+fn chunks(conn: &rusqlite::Connection) -> Vec<(i64, String)> {
     let mut stmt = conn
         .prepare("SELECT rowid, text FROM chunks ORDER BY rowid")
         .unwrap();
