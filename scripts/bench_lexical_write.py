@@ -74,15 +74,20 @@ def main() -> None:
     )
     started = time.perf_counter()
     channel, engine, caught_up, calls = [], [], [], 0
-    while writer.poll() is None:
-        _, _, err = run(a.kebab, data, cfg, "search", "--bulk", stdin=bulk, debug=True)
-        if writer.poll() is not None:
-            break  # this call may have run after the write: not counted
-        in_call, by_engine = logged_ms(err)
-        channel.extend(in_call)
-        engine.extend(by_engine)
-        caught_up.extend(catch_ups(err))
-        calls += 1
+    try:
+        while writer.poll() is None:
+            _, _, err = run(a.kebab, data, cfg, "search", "--bulk", stdin=bulk, debug=True)
+            if writer.poll() is not None:
+                break  # this call may have run after the write: not counted
+            in_call, by_engine = logged_ms(err)
+            channel.extend(in_call)
+            engine.extend(by_engine)
+            caught_up.extend(catch_ups(err))
+            calls += 1
+    finally:
+        if writer.poll() is None:  # a search failed: do not leave the writer behind
+            writer.kill()
+            writer.wait(timeout=60)
     write_s = time.perf_counter() - started
     assert writer.returncode == 0, f"ingest failed ({writer.returncode})"
     if calls:
