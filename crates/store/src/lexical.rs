@@ -17,6 +17,9 @@
 //!   chunks beside it (`lexical.new/`) and swapped in, so readers never
 //!   see a half-built one.
 //!
+//! Chunks of the same indexed text are searched once
+//! ([`crate::lexical_groups`]): a query's cost follows the distinct texts.
+//!
 //! Readers use it with the changes it does not have yet (the log's rows)
 //! held beside it in memory and ranked alike ([`crate::lexical_pending`]),
 //! so that search stays on the index while a writer runs. For an index
@@ -44,22 +47,20 @@ use tantivy::query::{
     Bm25StatisticsProvider, Bm25Weight, BooleanQuery, BoostQuery, ConstScoreQuery, EnableScoring,
     Occur, Query, TermQuery, TermSetQuery, Weight,
 };
-use tantivy::schema::{
-    FAST, Field, INDEXED, IndexRecordOption, Schema, TextFieldIndexing, TextOptions,
-};
+use tantivy::schema::{Field, IndexRecordOption};
 use tantivy::tokenizer::{Token, TokenStream, Tokenizer};
 use tantivy::{
     Index, IndexReader, ReloadPolicy, Score, Searcher, SegmentReader, TantivyDocument, Term,
 };
 
+use crate::lexical_groups::{CountedGroups, EntrySink, GroupedWrite, IndexedEntries};
 use crate::lexical_pending::PendingChunks;
+pub use crate::lexical_schema::ANALYZER;
+use crate::lexical_schema::{BODY, COPY, Fields, GROUP, ROLE, ROWID, Role, schema};
 
-/// The analyser's name in the index schema ([`kebab_core::analysis`]).
-pub const ANALYZER: &str = "kebab_v1";
-/// The index layout; another value in an index's commit means a rebuild.
-const FORMAT: u32 = 1;
-/// The rowid field's name (its column is read for every hit).
-const ROWID: &str = "rowid";
+/// The index layout; another value in an index's commit means a rebuild
+/// (2: identical texts searched once).
+const FORMAT: u32 = 2;
 /// A filter admitting fewer than 1/SELECTIVE of the chunks is applied by
 /// intersection rather than while pruning ([`LexicalReader::search`]): at
 /// 1M chunks, a filter keeping 1/190 of them took ~110 ms a query while
@@ -106,30 +107,6 @@ impl Payload {
     fn is_readable(&self) -> bool {
         self.format == FORMAT && self.analyzer == ANALYZER
     }
-}
-
-/// The fields of the index: the chunk's SQLite rowid (indexed, to delete
-/// it; a column, to read the hits) and the analysed text (term
-/// frequencies and lengths for BM25; no positions, nothing stored).
-#[derive(Debug, Clone, Copy)]
-struct Fields {
-    rowid: Field,
-    body: Field,
-}
-
-fn schema() -> (Schema, Fields) {
-    let mut builder = Schema::builder();
-    let rowid = builder.add_i64_field(ROWID, INDEXED | FAST);
-    let body = builder.add_text_field(
-        "body",
-        TextOptions::default().set_indexing_options(
-            TextFieldIndexing::default()
-                .set_tokenizer(ANALYZER)
-                .set_index_option(IndexRecordOption::WithFreqs)
-                .set_fieldnorms(true),
-        ),
-    );
-    (builder.build(), Fields { rowid, body })
 }
 
 /// [`kebab_core::analysis::words`] as a tantivy tokenizer.
@@ -277,7 +254,10 @@ fn fields_of(index: &Index) -> Result<Fields, LexicalError> {
     };
     Ok(Fields {
         rowid: field(ROWID)?,
-        body: field("body")?,
+        group: field(GROUP)?,
+        role: field(ROLE)?,
+        body: field(BODY)?,
+        copy: field(COPY)?,
     })
 }
 
@@ -370,8 +350,9 @@ impl LexicalReader {
 
     /// [`LexicalReader::search`], `selective` saying how a filter is
     /// applied: by intersecting the terms' postings with the allowed
-    /// rowids (a few chunks: only they are scored), or by skipping the
-    /// others as block-max WAND offers them (many: the threshold rises).
+    /// rowids (a few chunks: only they are scored, each by its own entry,
+    /// searched or copy), or by skipping the others as block-max WAND
+    /// offers the groups' searched entries (many: the threshold rises).
     fn search_by(
         &self,
         terms: &[String],
@@ -380,10 +361,7 @@ impl LexicalReader {
         selective: bool,
     ) -> Result<Vec<(i64, f32)>, LexicalError> {
         let searcher = self.reader.searcher();
-        let stats = Statistics {
-            searcher: &searcher,
-            pending: &self.pending,
-        };
+        let stats = Statistics::new(&searcher, self.fields, &self.pending)?;
         let docs = stats.total_num_docs()?;
         let mut seen = HashSet::new();
         let mut clauses: Vec<(Occur, Box<dyn Query>)> = Vec::new();
@@ -398,15 +376,24 @@ impl LexicalReader {
                 continue;
             }
             let boost = fts5_idf_boost(with, docs);
+            let copy = Term::from_field_text(self.fields.copy, &word.folded);
             if self.pending.doc_freq(&word.folded) > 0 {
                 let weight = Bm25Weight::for_terms(&stats, std::slice::from_ref(&term))?;
                 weighted.push((word.folded, weight.boost_by(boost)));
             }
-            let query = TermQuery::new(term, IndexRecordOption::WithFreqs);
-            clauses.push((
-                Occur::Should,
-                Box::new(BoostQuery::new(Box::new(query), boost)),
-            ));
+            // A selective filter scores the chunks it admits, copies too.
+            let searched = if selective && stats.copies {
+                vec![term, copy]
+            } else {
+                vec![term]
+            };
+            for term in searched {
+                let query = TermQuery::new(term, IndexRecordOption::WithFreqs);
+                clauses.push((
+                    Occur::Should,
+                    Box::new(BoostQuery::new(Box::new(query), boost)),
+                ));
+            }
         }
         if clauses.is_empty() || k == 0 {
             return Ok(Vec::new());
@@ -436,10 +423,13 @@ impl LexicalReader {
         for (rowid, score) in self.pending.scored(&weighted, allowed.as_ref()) {
             best.push(Ranked(score, rowid));
         }
+        // Without copies, no searched entry stands for others.
+        let groups = (!selective && stats.copies).then_some(self.fields);
         top_rowids(
             &searcher,
             &*weight,
             &mut best,
+            groups,
             allowed.as_ref(),
             &self.pending,
         )?;
@@ -447,29 +437,67 @@ impl LexicalReader {
     }
 }
 
-/// BM25's statistics over the index and the changed chunks held beside
-/// it: what the index will count once they are applied (it counts the
-/// entries they replace until it merges them away).
+/// BM25's statistics over every chunk's entry, searched or copy (a copy
+/// counts as its own chunk), and the changed chunks held beside the
+/// index: what the index will count once they are applied (it counts the
+/// entries they replace until it merges them away). Asked about either
+/// text field, they answer for both; each word is looked up once a search.
 struct Statistics<'a> {
     searcher: &'a Searcher,
+    fields: Fields,
     pending: &'a PendingChunks,
+    docs: u64,
+    tokens: u64,
+    /// Whether any entry is a copy (else no word is looked up there).
+    copies: bool,
+    doc_freqs: std::cell::RefCell<std::collections::HashMap<String, u64>>,
+}
+
+impl<'a> Statistics<'a> {
+    fn new(
+        searcher: &'a Searcher,
+        fields: Fields,
+        pending: &'a PendingChunks,
+    ) -> tantivy::Result<Statistics<'a>> {
+        let copied = searcher.total_num_tokens(fields.copy)?;
+        Ok(Statistics {
+            searcher,
+            fields,
+            pending,
+            docs: Bm25StatisticsProvider::total_num_docs(searcher)? + pending.docs(),
+            tokens: searcher.total_num_tokens(fields.body)? + copied + pending.tokens(),
+            copies: copied > 0,
+            doc_freqs: Default::default(),
+        })
+    }
 }
 
 impl Bm25StatisticsProvider for Statistics<'_> {
-    fn total_num_tokens(&self, field: Field) -> tantivy::Result<u64> {
-        Ok(self.searcher.total_num_tokens(field)? + self.pending.tokens())
+    fn total_num_tokens(&self, _field: Field) -> tantivy::Result<u64> {
+        Ok(self.tokens)
     }
 
     fn total_num_docs(&self) -> tantivy::Result<u64> {
-        Ok(Bm25StatisticsProvider::total_num_docs(self.searcher)? + self.pending.docs())
+        Ok(self.docs)
     }
 
     fn doc_freq(&self, term: &Term) -> tantivy::Result<u64> {
-        let held = term
-            .value()
-            .as_str()
-            .map_or(0, |w| self.pending.doc_freq(w));
-        Ok(self.searcher.doc_freq(term)? + held)
+        let value = term.value();
+        let Some(word) = value.as_str() else {
+            return self.searcher.doc_freq(term);
+        };
+        if let Some(known) = self.doc_freqs.borrow().get(word) {
+            return Ok(*known);
+        }
+        let in_field = |field| self.searcher.doc_freq(&Term::from_field_text(field, word));
+        let copied = if self.copies {
+            in_field(self.fields.copy)?
+        } else {
+            0
+        };
+        let with = in_field(self.fields.body)? + copied + self.pending.doc_freq(word);
+        self.doc_freqs.borrow_mut().insert(word.to_string(), with);
+        Ok(with)
     }
 }
 
@@ -548,31 +576,70 @@ impl Best {
 /// the segments, largest segment first, so that each segment starts from
 /// the threshold the earlier ones reached instead of from nothing (with
 /// a heap per segment, every segment scored its own best `k` again and
-/// the cost grew with their number). A document outside `allowed`,
-/// deleted, or one whose chunk `pending` names is skipped by handing back
-/// the unchanged threshold.
+/// the cost grew with their number). With `groups`, `weight` matches
+/// searched entries, and a shared one stands for every entry of its group
+/// ([`crate::lexical_groups`]). A chunk outside `allowed`, deleted, or
+/// one `pending` names is skipped (a document with none left hands back
+/// the unchanged threshold).
 fn top_rowids(
     searcher: &Searcher,
     weight: &dyn Weight,
     best: &mut Best,
+    groups: Option<Fields>,
     allowed: Option<&HashSet<i64>>,
     pending: &PendingChunks,
-) -> tantivy::Result<()> {
+) -> Result<(), LexicalError> {
     let mut segments: Vec<&SegmentReader> = searcher.segment_readers().iter().collect();
     segments.sort_by_key(|reader| Reverse(reader.num_docs()));
+    let mut entries: Option<IndexedEntries> = None;
+    let mut expanded = HashSet::new();
+    let mut failed = None;
+    let offer = |rowid: i64, score: Score, best: &mut Best| {
+        if allowed.is_none_or(|a| a.contains(&rowid)) && !pending.names(rowid) {
+            best.push(Ranked(score, rowid));
+        }
+    };
     for reader in segments {
-        let rowids = reader.fast_fields().i64(ROWID)?;
+        let fast = reader.fast_fields();
+        let rowids = fast.i64(ROWID)?;
+        let grouped = match groups {
+            Some(_) => Some((fast.u64(GROUP)?, fast.u64(ROLE)?)),
+            None => None,
+        };
         let alive = reader.alive_bitset();
         weight.for_each_pruning(best.threshold(), reader, &mut |doc, score| {
-            if alive.is_none_or(|a| a.is_alive(doc))
-                && let Some(rowid) = rowids.first(doc)
-                && allowed.is_none_or(|a| a.contains(&rowid))
-                && !pending.names(rowid)
-            {
-                best.push(Ranked(score, rowid));
+            if !alive.is_none_or(|a| a.is_alive(doc)) {
+                return best.threshold();
+            }
+            let shared = grouped.as_ref().and_then(|(group_of, role_of)| {
+                (role_of.first(doc).map(Role::from_column) == Some(Role::Shared))
+                    .then(|| group_of.first(doc).unwrap_or_default())
+            });
+            let Some(group) = shared else {
+                if let Some(rowid) = rowids.first(doc) {
+                    offer(rowid, score, best);
+                }
+                return best.threshold();
+            };
+            if !expanded.insert(group) {
+                return best.threshold();
+            }
+            let members = match &entries {
+                Some(entries) => entries.of_group(group),
+                None => IndexedEntries::of(searcher, groups.expect("shared"))
+                    .and_then(|e| entries.insert(e).of_group(group)),
+            };
+            match members {
+                Ok(members) => members
+                    .into_iter()
+                    .for_each(|(rowid, _)| offer(rowid, score, best)),
+                Err(e) => failed = Some(e),
             }
             best.threshold()
         })?;
+        if let Some(e) = failed.take() {
+            return Err(e.into());
+        }
     }
     Ok(())
 }
@@ -595,11 +662,47 @@ pub(crate) fn segment_ids(dir: &Path) -> Result<SegmentIds, LexicalError> {
     Ok(index.searchable_segment_ids()?.into_iter().collect())
 }
 
-/// Writes to the lexical index of one data directory.
+/// The tantivy writer of one index, adding and removing entries.
+struct Entries {
+    writer: tantivy::IndexWriter<TantivyDocument>,
+    fields: Fields,
+}
+
+impl EntrySink for Entries {
+    fn remove(&self, rowid: i64) {
+        self.writer
+            .delete_term(Term::from_field_i64(self.fields.rowid, rowid));
+    }
+
+    fn put(&self, rowid: i64, group: u64, role: Role, text: &str) -> tantivy::Result<()> {
+        let mut doc = TantivyDocument::new();
+        doc.add_i64(self.fields.rowid, rowid);
+        doc.add_u64(self.fields.group, group);
+        doc.add_u64(self.fields.role, role as u64);
+        let words = match role {
+            Role::Copy => self.fields.copy,
+            Role::Alone | Role::Shared => self.fields.body,
+        };
+        doc.add_text(words, text);
+        self.writer.add_document(doc)?;
+        Ok(())
+    }
+}
+
+/// How a write keeps one searched entry per group.
+enum Groups {
+    /// A build from nothing, its groups counted first.
+    Counted(CountedGroups),
+    /// A change to an index.
+    Changed(GroupedWrite),
+}
+
+/// Writes to the lexical index of one data directory: chunks removed
+/// (first) and added, then a commit.
 pub(crate) struct LexicalWriter {
     index: Index,
-    fields: Fields,
-    writer: tantivy::IndexWriter<TantivyDocument>,
+    entries: Entries,
+    groups: Groups,
 }
 
 impl LexicalWriter {
@@ -607,52 +710,96 @@ impl LexicalWriter {
     /// up to four when `many` chunks are to be written.
     pub(crate) fn open(dir: &Path, many: bool) -> Result<LexicalWriter, LexicalError> {
         let (index, fields, _) = open_index(dir)?;
-        LexicalWriter::with(index, fields, if many { indexing_threads() } else { 1 })
+        let committed: IndexReader = index
+            .reader_builder()
+            .reload_policy(ReloadPolicy::Manual)
+            .try_into()?;
+        let indexed = IndexedEntries::of(&committed.searcher(), fields)?;
+        let threads = if many { indexing_threads() } else { 1 };
+        LexicalWriter::with(
+            index,
+            fields,
+            threads,
+            Groups::Changed(GroupedWrite::new(indexed)),
+        )
     }
 
-    /// Create an empty index in `dir` (which must not exist).
-    pub(crate) fn create(dir: &Path) -> Result<LexicalWriter, LexicalError> {
+    /// Create an empty index in `dir` (which must not exist) for the
+    /// chunks `counted`, to be added.
+    pub(crate) fn create(
+        dir: &Path,
+        counted: CountedGroups,
+    ) -> Result<LexicalWriter, LexicalError> {
         std::fs::create_dir_all(dir)?;
         let (schema, fields) = schema();
         let index = Index::create_in_dir(dir, schema)?;
         index.tokenizers().register(ANALYZER, Analyzer);
-        LexicalWriter::with(index, fields, indexing_threads())
+        LexicalWriter::with(index, fields, indexing_threads(), Groups::Counted(counted))
     }
 
-    fn with(index: Index, fields: Fields, threads: usize) -> Result<LexicalWriter, LexicalError> {
+    fn with(
+        index: Index,
+        fields: Fields,
+        threads: usize,
+        groups: Groups,
+    ) -> Result<LexicalWriter, LexicalError> {
         let writer = index.writer_with_num_threads(threads, threads * WRITER_BUDGET_PER_THREAD)?;
         Ok(LexicalWriter {
             index,
-            fields,
-            writer,
+            entries: Entries { writer, fields },
+            groups,
         })
     }
 
-    /// Remove the chunk with `rowid`, if the index has it.
-    pub(crate) fn delete(&self, rowid: i64) {
-        self.writer
-            .delete_term(Term::from_field_i64(self.fields.rowid, rowid));
+    /// Remove the chunk with `rowid`, if the index has it (before adding).
+    pub(crate) fn delete(&mut self, rowid: i64) -> Result<(), LexicalError> {
+        match &mut self.groups {
+            Groups::Changed(groups) => Ok(groups.remove(&self.entries, rowid)?),
+            Groups::Counted(_) => Ok(()),
+        }
     }
 
-    /// Add a chunk.
-    pub(crate) fn add(&self, rowid: i64, text: &str) -> Result<(), LexicalError> {
-        let mut doc = TantivyDocument::new();
-        doc.add_i64(self.fields.rowid, rowid);
-        doc.add_text(self.fields.body, text);
-        self.writer.add_document(doc)?;
-        Ok(())
+    /// Add a chunk with its indexed text.
+    pub(crate) fn add(&mut self, rowid: i64, text: &str) -> Result<(), LexicalError> {
+        match &mut self.groups {
+            Groups::Changed(groups) => Ok(groups.add(&self.entries, rowid, text)?),
+            Groups::Counted(groups) => Ok(groups.add(&self.entries, rowid, text)?),
+        }
     }
 
     /// Commit what was written, as holding every change up to `seq` in
     /// `lexical_log`, and wait for segment merges; the number of chunks
-    /// the index then holds.
-    pub(crate) fn commit(mut self, seq: i64) -> Result<u64, LexicalError> {
-        let mut prepared = self.writer.prepare_commit()?;
-        prepared.set_payload(&serde_json::to_string(&Payload::at(seq)).expect("serialises"));
-        prepared.commit()?;
-        self.writer.wait_merging_threads()?;
-        let metas = self.index.load_metas()?;
-        Ok(metas.segments.iter().map(|s| u64::from(s.num_docs())).sum())
+    /// the index then holds. Groups that lost their searched entry or
+    /// copies get their entries rewritten first, reading the indexed text
+    /// of chunks the write did not change with `text_of`.
+    pub(crate) fn commit<E: From<LexicalError>>(
+        self,
+        seq: i64,
+        mut text_of: impl FnMut(i64) -> Result<String, E>,
+    ) -> Result<u64, E> {
+        let LexicalWriter {
+            index,
+            mut entries,
+            groups,
+        } = self;
+        if let Groups::Changed(groups) = groups {
+            for (rowid, group, role) in groups.settle() {
+                let text = text_of(rowid)?;
+                entries.remove(rowid);
+                entries
+                    .put(rowid, group, role, &text)
+                    .map_err(LexicalError::from)?;
+            }
+        }
+        let commit = move || -> Result<u64, LexicalError> {
+            let mut prepared = entries.writer.prepare_commit()?;
+            prepared.set_payload(&serde_json::to_string(&Payload::at(seq)).expect("serialises"));
+            prepared.commit()?;
+            entries.writer.wait_merging_threads()?;
+            let metas = index.load_metas()?;
+            Ok(metas.segments.iter().map(|s| u64::from(s.num_docs())).sum())
+        };
+        Ok(commit()?)
     }
 
     /// Merge the segments not in `before` into one (when there are
@@ -670,9 +817,9 @@ impl LexicalWriter {
             .filter(|id| !before.contains(id))
             .collect();
         if added.len() > 1 {
-            self.writer.merge(&added).wait()?;
+            self.entries.writer.merge(&added).wait()?;
         }
-        self.writer.wait_merging_threads()?;
+        self.entries.writer.wait_merging_threads()?;
         Ok(())
     }
 }
@@ -733,11 +880,18 @@ mod tests {
     use super::*;
 
     fn index_of(dir: &Path, chunks: &[(i64, &str)]) {
-        let writer = LexicalWriter::create(dir).unwrap();
+        let mut counted = CountedGroups::default();
+        chunks.iter().for_each(|(_, text)| counted.count(text));
+        let mut writer = LexicalWriter::create(dir, counted).unwrap();
         for (rowid, text) in chunks {
             writer.add(*rowid, text).unwrap();
         }
-        assert_eq!(writer.commit(7).unwrap(), chunks.len() as u64);
+        assert_eq!(writer.commit(7, unread).unwrap(), chunks.len() as u64);
+    }
+
+    /// For a write whose groups need no text read back.
+    fn unread(rowid: i64) -> Result<String, LexicalError> {
+        panic!("the text of chunk {rowid} was read")
     }
 
     fn terms(words: &[&str]) -> Vec<String> {
@@ -792,10 +946,10 @@ mod tests {
         let path = dir.path().join("lexical");
         // Two commits: two segments, the lower rowids in the second.
         index_of(&path, &[(10, "same words"), (11, "same words")]);
-        let writer = LexicalWriter::open(&path, false).unwrap();
+        let mut writer = LexicalWriter::open(&path, false).unwrap();
         writer.add(3, "same words").unwrap();
         writer.add(4, "same words").unwrap();
-        writer.commit(8).unwrap();
+        writer.commit(8, unread).unwrap();
         let reader = LexicalReader::open(&path).unwrap().unwrap();
         let hits = reader.search(&terms(&["same"]), 2, None).unwrap();
         assert_eq!(hits.iter().map(|h| h.0).collect::<Vec<_>>(), [3, 4]);
@@ -847,11 +1001,11 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("lexical");
         index_of(&path, &[(1, "café latte"), (2, "espresso")]);
-        let writer = LexicalWriter::open(&path, false).unwrap();
-        writer.delete(1);
+        let mut writer = LexicalWriter::open(&path, false).unwrap();
+        writer.delete(1).unwrap();
+        writer.delete(2).unwrap();
         writer.add(1, "cafe au lait").unwrap();
-        writer.delete(2);
-        assert_eq!(writer.commit(9).unwrap(), 1);
+        assert_eq!(writer.commit(9, unread).unwrap(), 1);
         let reader = LexicalReader::open(&path).unwrap().unwrap();
         assert_eq!(reader.seq(), 9);
         let hits = reader.search(&terms(&["CAFÉ"]), 10, None).unwrap();

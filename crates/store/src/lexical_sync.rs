@@ -18,6 +18,7 @@ use rusqlite::{Connection, params};
 use crate::lexical::{
     LexicalReader, LexicalWriter, building_dir, clear_leftovers, indexed_text, segment_ids, swap_in,
 };
+use crate::lexical_groups::CountedGroups;
 use crate::lexical_pending::chunks_logged_after;
 use crate::{Store, StoreError};
 
@@ -285,24 +286,25 @@ impl Store {
             .prepare("SELECT DISTINCT chunk_rowid FROM lexical_log WHERE seq <= ?1")?
             .query_map(params![upto], |r| r.get(0))?
             .collect::<Result<_, _>>()?;
-        let writer = LexicalWriter::open(dir, rowids.len() > MANY_CHANGES)?;
+        let mut writer = LexicalWriter::open(dir, rowids.len() > MANY_CHANGES)?;
         for rowid in &rowids {
-            writer.delete(*rowid);
+            writer.delete(*rowid)?;
         }
-        self.add_chunks(
-            &writer,
+        self.each_chunk(
             "WHERE rowid IN (SELECT chunk_rowid FROM lexical_log WHERE seq <= ?1)",
             params![upto],
+            |rowid, text| Ok(writer.add(rowid, text)?),
         )?;
-        Ok((rowids.len(), writer.commit(upto)?))
+        let entries = writer.commit(upto, |rowid| self.indexed_text_of(rowid))?;
+        Ok((rowids.len(), entries))
     }
 
-    /// Add the chunks `condition` selects to `writer`.
-    fn add_chunks(
+    /// `f` of the rowid and indexed text of each chunk `condition` selects.
+    fn each_chunk(
         &self,
-        writer: &LexicalWriter,
         condition: &str,
         params: impl rusqlite::Params,
+        mut f: impl FnMut(i64, &str) -> Result<(), StoreError>,
     ) -> Result<(), StoreError> {
         let mut stmt = self.conn.prepare(&format!(
             "SELECT rowid, tokenized_korean_text, text FROM chunks {condition}"
@@ -311,9 +313,18 @@ impl Store {
         while let Some(row) = rows.next()? {
             let korean: Option<String> = row.get(1)?;
             let text: String = row.get(2)?;
-            writer.add(row.get(0)?, &indexed_text(korean.as_deref(), &text))?;
+            f(row.get(0)?, &indexed_text(korean.as_deref(), &text))?;
         }
         Ok(())
+    }
+
+    /// The text the lexical index holds of the chunk `rowid`.
+    fn indexed_text_of(&self, rowid: i64) -> Result<String, StoreError> {
+        let (korean, text): (Option<String>, String) = self
+            .conn
+            .prepare_cached("SELECT tokenized_korean_text, text FROM chunks WHERE rowid = ?1")?
+            .query_row(params![rowid], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        Ok(indexed_text(korean.as_deref(), &text))
     }
 
     /// Build the index afresh from every chunk beside `dir`, then put it
@@ -322,9 +333,15 @@ impl Store {
         clear_leftovers(dir)?;
         let building = building_dir(dir);
         let seq = last_seq(&self.conn)?;
-        let writer = LexicalWriter::create(&building)?;
-        self.add_chunks(&writer, "", [])?;
-        let entries = writer.commit(seq)?;
+        // Two passes over the chunks: their groups counted, then written.
+        let mut counted = CountedGroups::default();
+        self.each_chunk("", [], |_, text| {
+            counted.count(text);
+            Ok(())
+        })?;
+        let mut writer = LexicalWriter::create(&building, counted)?;
+        self.each_chunk("", [], |rowid, text| Ok(writer.add(rowid, text)?))?;
+        let entries = writer.commit(seq, |rowid| self.indexed_text_of(rowid))?;
         swap_in(&building, dir)?;
         Ok(entries)
     }
