@@ -313,9 +313,10 @@ mod tests {
     fn chunks_of_one_text_are_each_found_and_scored_as_their_own_entry() {
         let dir = tempfile::tempdir().unwrap();
         let mut store = open_with_root(&dir.path().join("k.sqlite"));
-        // A group of 200 no query matches: a filter on the 20 notes admits
-        // fewer than a twentieth of the chunks (applied by intersection).
-        for i in 0..200 {
+        // A group of 300 no query matches: a filter on the notes n/1*
+        // admits fewer than a twentieth of the chunks (applied by
+        // intersection, each admitted chunk scored by its own entry).
+        for i in 0..300 {
             store
                 .replace_document(&doc(&format!("m/{i}.md"), "unrelated words only"))
                 .unwrap();
@@ -394,7 +395,7 @@ mod tests {
         std::fs::remove_dir_all(dir.path().join("lexical")).unwrap();
         assert!(store.sync_lexical().unwrap().rebuilt.is_some());
         let mut all: Vec<&str> = texts.values().copied().collect();
-        all.extend(["unrelated words only"; 200]);
+        all.extend(["unrelated words only"; 300]);
         let length = |text: &str| text.split(' ').count() as f64;
         let chunks = all.len() as f64;
         let average = all.iter().map(|t| length(t)).sum::<f64>() / chunks;
