@@ -56,11 +56,11 @@ use tantivy::{
 use crate::lexical_groups::{CountedGroups, EntrySink, GroupedWrite, IndexedEntries};
 use crate::lexical_pending::PendingChunks;
 pub use crate::lexical_schema::ANALYZER;
-use crate::lexical_schema::{BODY, COPY, Fields, GROUP, ROLE, ROWID, Role, schema};
+use crate::lexical_schema::{BODY, COPY, Fields, GROUP, ROLE, ROWID, Role, SEARCHED, schema};
 
 /// The index layout; another value in an index's commit means a rebuild
-/// (2: identical texts searched once).
-const FORMAT: u32 = 2;
+/// (3: chunks of one text searched once).
+const FORMAT: u32 = 3;
 /// A filter admitting fewer than 1/SELECTIVE of the chunks is applied by
 /// intersection rather than while pruning ([`LexicalReader::search`]): at
 /// 1M chunks, a filter keeping 1/190 of them took ~110 ms a query while
@@ -256,6 +256,7 @@ fn fields_of(index: &Index) -> Result<Fields, LexicalError> {
         rowid: field(ROWID)?,
         group: field(GROUP)?,
         role: field(ROLE)?,
+        searched: field(SEARCHED)?,
         body: field(BODY)?,
         copy: field(COPY)?,
     })
@@ -594,11 +595,8 @@ fn top_rowids(
     let mut entries: Option<IndexedEntries> = None;
     let mut expanded = HashSet::new();
     let mut failed = None;
-    let offer = |rowid: i64, score: Score, best: &mut Best| {
-        if allowed.is_none_or(|a| a.contains(&rowid)) && !pending.names(rowid) {
-            best.push(Ranked(score, rowid));
-        }
-    };
+    let admitted =
+        |rowid: &i64| allowed.is_none_or(|a| a.contains(rowid)) && !pending.names(*rowid);
     for reader in segments {
         let fast = reader.fast_fields();
         let rowids = fast.i64(ROWID)?;
@@ -616,8 +614,8 @@ fn top_rowids(
                     .then(|| group_of.first(doc).unwrap_or_default())
             });
             let Some(group) = shared else {
-                if let Some(rowid) = rowids.first(doc) {
-                    offer(rowid, score, best);
+                if let Some(rowid) = rowids.first(doc).filter(admitted) {
+                    best.push(Ranked(score, rowid));
                 }
                 return best.threshold();
             };
@@ -630,9 +628,22 @@ fn top_rowids(
                     .and_then(|e| entries.insert(e).of_group(group)),
             };
             match members {
-                Ok(members) => members
-                    .into_iter()
-                    .for_each(|(rowid, _)| offer(rowid, score, best)),
+                Ok(members) => {
+                    // One score for all: only the `k` lowest rowids can
+                    // be kept.
+                    let mut rowids: Vec<i64> = members
+                        .into_iter()
+                        .map(|(rowid, _)| rowid)
+                        .filter(admitted)
+                        .collect();
+                    if rowids.len() > best.k {
+                        rowids.select_nth_unstable(best.k);
+                        rowids.truncate(best.k);
+                    }
+                    rowids
+                        .into_iter()
+                        .for_each(|rowid| best.push(Ranked(score, rowid)));
+                }
                 Err(e) => failed = Some(e),
             }
             best.threshold()
@@ -681,7 +692,10 @@ impl EntrySink for Entries {
         doc.add_u64(self.fields.role, role as u64);
         let words = match role {
             Role::Copy => self.fields.copy,
-            Role::Alone | Role::Shared => self.fields.body,
+            Role::Alone | Role::Shared => {
+                doc.add_u64(self.fields.searched, group);
+                self.fields.body
+            }
         };
         doc.add_text(words, text);
         self.writer.add_document(doc)?;
@@ -783,7 +797,7 @@ impl LexicalWriter {
             groups,
         } = self;
         if let Groups::Changed(groups) = groups {
-            for (rowid, group, role) in groups.settle() {
+            for (rowid, group, role) in groups.settle().map_err(LexicalError::from)? {
                 let text = text_of(rowid)?;
                 entries.remove(rowid);
                 entries

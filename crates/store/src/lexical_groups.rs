@@ -13,12 +13,14 @@
 //! handed on to every entry of the group (all score the same), so the
 //! hits and their order are the ones an entry per chunk gives.
 //!
-//! A write keeps one searched entry per group: when the searched entry's
-//! chunk is removed, a copy takes its place; when a group gains or loses
-//! copies, the searched entry is rewritten with its new mark (the entry
-//! replaced counts in the statistics until a merge drops it, as any
-//! replaced chunk does). A build from nothing counts the groups first and
-//! rewrites nothing.
+//! A write keeps one searched entry per group, found by its own indexed
+//! field (a chunk added to a group reads one entry, not the group): when
+//! the searched entry's chunk is removed, a copy takes its place; when a
+//! group alone gains a copy, its searched entry is rewritten with the
+//! mark (the entry replaced counts in the statistics until a merge drops
+//! it, as any replaced chunk does). A mark stays when the copies go: such
+//! a hit looks its group up for nothing until the next rebuild. A build
+//! from nothing counts the groups first and rewrites nothing.
 
 use std::collections::{HashMap, HashSet};
 
@@ -42,6 +44,7 @@ pub(crate) fn group_of(text: &str) -> u64 {
 struct SegmentEntries {
     by_rowid: std::sync::Arc<InvertedIndexReader>,
     by_group: std::sync::Arc<InvertedIndexReader>,
+    by_searched: std::sync::Arc<InvertedIndexReader>,
     rowids: Column<i64>,
     groups: Column<u64>,
     roles: Column<u64>,
@@ -70,6 +73,8 @@ impl SegmentEntries {
 pub(crate) struct IndexedEntries {
     fields: Fields,
     segments: Vec<SegmentEntries>,
+    /// No entry has a higher rowid (new chunks are not looked up).
+    max_rowid: i64,
 }
 
 impl IndexedEntries {
@@ -81,23 +86,49 @@ impl IndexedEntries {
             segments.push(SegmentEntries {
                 by_rowid: reader.inverted_index(fields.rowid)?,
                 by_group: reader.inverted_index(fields.group)?,
+                by_searched: reader.inverted_index(fields.searched)?,
                 rowids: fast.i64(ROWID)?,
                 groups: fast.u64(GROUP)?,
                 roles: fast.u64(ROLE)?,
                 alive: reader.alive_bitset().cloned(),
             });
         }
-        Ok(IndexedEntries { fields, segments })
+        let max_rowid = segments
+            .iter()
+            .filter(|s| s.rowids.num_docs() > 0)
+            .map(|s| s.rowids.max_value())
+            .max()
+            .unwrap_or(i64::MIN);
+        Ok(IndexedEntries {
+            fields,
+            segments,
+            max_rowid,
+        })
     }
 
-    /// The group and role of the chunk `rowid`'s entry, if there is one.
-    fn by_rowid(&self, rowid: i64) -> tantivy::Result<Option<(u64, Role)>> {
+    /// The group of the chunk `rowid`'s entry, if there is one.
+    fn group_of_rowid(&self, rowid: i64) -> tantivy::Result<Option<u64>> {
+        if rowid > self.max_rowid {
+            return Ok(None);
+        }
         let term = Term::from_field_i64(self.fields.rowid, rowid);
         for segment in &self.segments {
             if let Some(&doc) = segment.docs(&segment.by_rowid, &term)?.first() {
-                let group = segment.groups.first(doc).unwrap_or_default();
+                return Ok(segment.groups.first(doc));
+            }
+        }
+        Ok(None)
+    }
+
+    /// The searched entry of `group` (rowid, role), if it has one.
+    fn searched_of(&self, group: u64) -> tantivy::Result<Option<(i64, Role)>> {
+        let term = Term::from_field_u64(self.fields.searched, group);
+        for segment in &self.segments {
+            if let Some(&doc) = segment.docs(&segment.by_searched, &term)?.first()
+                && let Some(rowid) = segment.rowids.first(doc)
+            {
                 let role = Role::from_column(segment.roles.first(doc).unwrap_or_default());
-                return Ok(Some((group, role)));
+                return Ok(Some((rowid, role)));
             }
         }
         Ok(None)
@@ -161,11 +192,9 @@ impl CountedGroups {
 struct Group {
     /// Its searched entry (rowid, role written), if it has one.
     searched: Option<(i64, Role)>,
-    /// Copies the write keeps from the index: one takes the searched
-    /// entry's place if that goes.
-    kept_copies: Vec<i64>,
-    /// Its entries.
-    entries: usize,
+    /// The copies the index has and the write keeps, once read (a group
+    /// without a searched entry: one of them takes that place).
+    kept_copies: Option<Vec<i64>>,
 }
 
 /// The groups one write touches, kept one searched entry each.
@@ -190,20 +219,28 @@ impl GroupedWrite {
     /// The group `group` as the index has it, less the removed entries.
     fn touch(&mut self, group: u64) -> tantivy::Result<&mut Group> {
         if !self.groups.contains_key(&group) {
-            let mut found = Group::default();
-            for (rowid, role) in self.indexed.of_group(group)? {
-                if self.removed.contains(&rowid) {
-                    continue;
-                }
-                found.entries += 1;
-                match role {
-                    Role::Copy => found.kept_copies.push(rowid),
-                    searched => found.searched = Some((rowid, searched)),
-                }
-            }
+            let searched = self
+                .indexed
+                .searched_of(group)?
+                .filter(|(rowid, _)| !self.removed.contains(rowid));
+            let found = Group {
+                searched,
+                kept_copies: None,
+            };
             self.groups.insert(group, found);
         }
         Ok(self.groups.get_mut(&group).expect("inserted"))
+    }
+
+    /// The copies of `group` the index has, less the removed ones.
+    fn kept_copies(&self, group: u64) -> tantivy::Result<Vec<i64>> {
+        Ok(self
+            .indexed
+            .of_group(group)?
+            .into_iter()
+            .filter(|(rowid, role)| *role == Role::Copy && !self.removed.contains(rowid))
+            .map(|(rowid, _)| rowid)
+            .collect())
     }
 
     /// Remove the chunk `rowid`'s entry as the index has it.
@@ -212,19 +249,15 @@ impl GroupedWrite {
             return Ok(());
         }
         sink.remove(rowid);
-        let Some((group, _)) = self.indexed.by_rowid(rowid)? else {
+        let Some(group) = self.indexed.group_of_rowid(rowid)? else {
             return Ok(());
         };
-        if let Some(known) = self.groups.get_mut(&group) {
-            if known.searched.is_some_and(|(r, _)| r == rowid) {
-                known.searched = None;
-                known.entries -= 1;
-            } else if let Some(i) = known.kept_copies.iter().position(|r| *r == rowid) {
-                known.kept_copies.swap_remove(i);
-                known.entries -= 1;
-            }
-        } else {
-            self.touch(group)?;
+        let known = self.touch(group)?;
+        if known.searched.is_some_and(|(r, _)| r == rowid) {
+            known.searched = None;
+        }
+        if let Some(copies) = &mut known.kept_copies {
+            copies.retain(|r| *r != rowid);
         }
         Ok(())
     }
@@ -237,11 +270,16 @@ impl GroupedWrite {
         text: &str,
     ) -> tantivy::Result<()> {
         let key = group_of(text);
-        let group = self.touch(key)?;
-        group.entries += 1;
+        let known = self.touch(key)?;
+        if known.searched.is_none() && known.kept_copies.is_none() {
+            let copies = self.kept_copies(key)?;
+            self.touch(key)?.kept_copies = Some(copies);
+        }
+        let group = self.groups.get_mut(&key).expect("touched");
         match group.searched {
             None => {
-                let role = Role::searched(group.entries);
+                let others = group.kept_copies.as_ref().is_some_and(|c| !c.is_empty());
+                let role = Role::searched(1 + usize::from(others));
                 sink.put(rowid, key, role, text)?;
                 group.searched = Some((rowid, role));
             }
@@ -257,23 +295,25 @@ impl GroupedWrite {
         Ok(())
     }
 
-    /// The entries to write again so that every touched group has a
-    /// searched entry with its mark: a kept copy in place of a removed
-    /// searched entry, a searched entry left alone without its mark (as
-    /// rowid, group and role; the index has these chunks' texts, for the
-    /// write did not change them).
-    pub(crate) fn settle(self) -> Vec<(i64, u64, Role)> {
-        self.groups
-            .into_iter()
-            .filter_map(|(key, group)| {
-                let rowid = match (group.searched, group.kept_copies.first()) {
-                    (None, Some(&copy)) => copy,
-                    (Some((searched, Role::Shared)), _) if group.entries == 1 => searched,
-                    _ => return None,
-                };
-                Some((rowid, key, Role::searched(group.entries)))
-            })
-            .collect()
+    /// The entries to write again so that every touched group that lost
+    /// its searched entry has one: a copy the index keeps takes the place
+    /// (as rowid, group and role; the index has these chunks' texts, for
+    /// the write did not change them).
+    pub(crate) fn settle(self) -> tantivy::Result<Vec<(i64, u64, Role)>> {
+        let mut rewrites = Vec::new();
+        for (key, group) in &self.groups {
+            if group.searched.is_some() {
+                continue;
+            }
+            let copies = match &group.kept_copies {
+                Some(copies) => copies.clone(),
+                None => self.kept_copies(*key)?,
+            };
+            if let Some(&first) = copies.first() {
+                rewrites.push((first, *key, Role::searched(copies.len())));
+            }
+        }
+        Ok(rewrites)
     }
 }
 

@@ -10,6 +10,8 @@ pub const ANALYZER: &str = "kebab_v1";
 pub(crate) const ROWID: &str = "rowid";
 /// The group field's name ([`crate::lexical_groups::group_of`]).
 pub(crate) const GROUP: &str = "group";
+/// The field holding a searched entry's group, to find it.
+pub(crate) const SEARCHED: &str = "searched";
 /// The role field's name ([`Role`]).
 pub(crate) const ROLE: &str = "role";
 /// The searched text field's name.
@@ -19,7 +21,8 @@ pub(crate) const COPY: &str = "copy";
 
 /// The fields of an entry: the chunk's SQLite rowid (indexed, to delete
 /// it; a column, to read the hits), its group and role
-/// ([`crate::lexical_groups`]), and the analysed text (term frequencies
+/// ([`crate::lexical_groups`]; a searched entry's group also in
+/// `searched`), and the analysed text (term frequencies
 /// and lengths for BM25; no positions, nothing stored) in `body` for a
 /// group's searched entry, in `copy` for the others.
 #[derive(Debug, Clone, Copy)]
@@ -27,6 +30,7 @@ pub(crate) struct Fields {
     pub(crate) rowid: Field,
     pub(crate) group: Field,
     pub(crate) role: Field,
+    pub(crate) searched: Field,
     pub(crate) body: Field,
     pub(crate) copy: Field,
 }
@@ -37,6 +41,7 @@ pub(crate) fn schema() -> (Schema, Fields) {
     let rowid = builder.add_i64_field(ROWID, INDEXED | FAST);
     let group = builder.add_u64_field(GROUP, INDEXED | FAST);
     let role = builder.add_u64_field(ROLE, FAST);
+    let searched = builder.add_u64_field(SEARCHED, INDEXED);
     let words = TextOptions::default().set_indexing_options(
         TextFieldIndexing::default()
             .set_tokenizer(ANALYZER)
@@ -49,6 +54,7 @@ pub(crate) fn schema() -> (Schema, Fields) {
         rowid,
         group,
         role,
+        searched,
         body,
         copy,
     };
