@@ -594,6 +594,7 @@ fn top_rowids(
     segments.sort_by_key(|reader| Reverse(reader.num_docs()));
     let mut entries: Option<IndexedEntries> = None;
     let mut expanded = HashSet::new();
+    let mut members: Vec<i64> = Vec::new();
     let mut failed = None;
     let admitted =
         |rowid: &i64| allowed.is_none_or(|a| a.contains(rowid)) && !pending.names(*rowid);
@@ -622,29 +623,35 @@ fn top_rowids(
             if !expanded.insert(group) {
                 return best.threshold();
             }
-            let members = match &entries {
-                Some(entries) => entries.of_group(group),
-                None => IndexedEntries::of(searcher, groups.expect("shared"))
-                    .and_then(|e| entries.insert(e).of_group(group)),
-            };
-            match members {
-                Ok(members) => {
-                    // One score for all: only the `k` lowest rowids can
-                    // be kept.
-                    let mut rowids: Vec<i64> = members
-                        .into_iter()
-                        .map(|(rowid, _)| rowid)
-                        .filter(admitted)
-                        .collect();
-                    if rowids.len() > best.k {
-                        rowids.select_nth_unstable(best.k);
-                        rowids.truncate(best.k);
+            if entries.is_none() {
+                match IndexedEntries::of(searcher, groups.expect("shared")) {
+                    Ok(opened) => entries = Some(opened),
+                    Err(e) => {
+                        failed = Some(e);
+                        return best.threshold();
                     }
-                    rowids
-                        .into_iter()
-                        .for_each(|rowid| best.push(Ranked(score, rowid)));
                 }
-                Err(e) => failed = Some(e),
+            }
+            // One score for all: only the `k` lowest admitted rowids can
+            // be kept.
+            members.clear();
+            let read = entries
+                .as_ref()
+                .expect("opened")
+                .each_of_group(group, |rowid, _| {
+                    if admitted(&rowid) {
+                        members.push(rowid);
+                    }
+                });
+            if let Err(e) = read {
+                failed = Some(e);
+            }
+            if members.len() > best.k {
+                members.select_nth_unstable(best.k);
+                members.truncate(best.k);
+            }
+            for &rowid in &members {
+                best.push(Ranked(score, rowid));
             }
             best.threshold()
         })?;

@@ -23,6 +23,7 @@
 //! from nothing counts the groups first and rewrites nothing.
 
 use std::collections::{HashMap, HashSet};
+use std::ops::ControlFlow;
 
 use tantivy::columnar::Column;
 use tantivy::fastfield::AliveBitSet;
@@ -52,19 +53,38 @@ struct SegmentEntries {
 }
 
 impl SegmentEntries {
-    /// The live documents `term` names.
-    fn docs(&self, index: &InvertedIndexReader, term: &Term) -> tantivy::Result<Vec<DocId>> {
-        let mut found = Vec::new();
+    /// `f` of each live document `term` names, in order, until it says
+    /// to stop.
+    fn each_doc(
+        &self,
+        index: &InvertedIndexReader,
+        term: &Term,
+        mut f: impl FnMut(DocId) -> ControlFlow<()>,
+    ) -> tantivy::Result<()> {
         if let Some(mut postings) = index.read_postings(term, IndexRecordOption::Basic)? {
             let mut doc = postings.doc();
             while doc != TERMINATED {
-                if self.alive.as_ref().is_none_or(|a| a.is_alive(doc)) {
-                    found.push(doc);
+                if self.alive.as_ref().is_none_or(|a| a.is_alive(doc)) && f(doc).is_break() {
+                    return Ok(());
                 }
                 doc = postings.advance();
             }
         }
-        Ok(found)
+        Ok(())
+    }
+
+    /// The first live document `term` names.
+    fn first_doc(
+        &self,
+        index: &InvertedIndexReader,
+        term: &Term,
+    ) -> tantivy::Result<Option<DocId>> {
+        let mut first = None;
+        self.each_doc(index, term, |doc| {
+            first = Some(doc);
+            ControlFlow::Break(())
+        })?;
+        Ok(first)
     }
 }
 
@@ -113,7 +133,7 @@ impl IndexedEntries {
         }
         let term = Term::from_field_i64(self.fields.rowid, rowid);
         for segment in &self.segments {
-            if let Some(&doc) = segment.docs(&segment.by_rowid, &term)?.first() {
+            if let Some(doc) = segment.first_doc(&segment.by_rowid, &term)? {
                 return Ok(segment.groups.first(doc));
             }
         }
@@ -124,7 +144,7 @@ impl IndexedEntries {
     fn searched_of(&self, group: u64) -> tantivy::Result<Option<(i64, Role)>> {
         let term = Term::from_field_u64(self.fields.searched, group);
         for segment in &self.segments {
-            if let Some(&doc) = segment.docs(&segment.by_searched, &term)?.first()
+            if let Some(doc) = segment.first_doc(&segment.by_searched, &term)?
                 && let Some(rowid) = segment.rowids.first(doc)
             {
                 let role = Role::from_column(segment.roles.first(doc).unwrap_or_default());
@@ -134,19 +154,25 @@ impl IndexedEntries {
         Ok(None)
     }
 
-    /// The entries of `group`: rowid and role.
-    pub(crate) fn of_group(&self, group: u64) -> tantivy::Result<Vec<(i64, Role)>> {
+    /// `f` of the rowid and role of each entry of `group`.
+    pub(crate) fn each_of_group(
+        &self,
+        group: u64,
+        mut f: impl FnMut(i64, Role),
+    ) -> tantivy::Result<()> {
         let term = Term::from_field_u64(self.fields.group, group);
-        let mut entries = Vec::new();
         for segment in &self.segments {
-            for doc in segment.docs(&segment.by_group, &term)? {
+            segment.each_doc(&segment.by_group, &term, |doc| {
                 if let Some(rowid) = segment.rowids.first(doc) {
-                    let role = Role::from_column(segment.roles.first(doc).unwrap_or_default());
-                    entries.push((rowid, role));
+                    f(
+                        rowid,
+                        Role::from_column(segment.roles.first(doc).unwrap_or_default()),
+                    );
                 }
-            }
+                ControlFlow::Continue(())
+            })?;
         }
-        Ok(entries)
+        Ok(())
     }
 }
 
@@ -234,13 +260,13 @@ impl GroupedWrite {
 
     /// The copies of `group` the index has, less the removed ones.
     fn kept_copies(&self, group: u64) -> tantivy::Result<Vec<i64>> {
-        Ok(self
-            .indexed
-            .of_group(group)?
-            .into_iter()
-            .filter(|(rowid, role)| *role == Role::Copy && !self.removed.contains(rowid))
-            .map(|(rowid, _)| rowid)
-            .collect())
+        let mut copies = Vec::new();
+        self.indexed.each_of_group(group, |rowid, role| {
+            if role == Role::Copy && !self.removed.contains(&rowid) {
+                copies.push(rowid);
+            }
+        })?;
+        Ok(copies)
     }
 
     /// Remove the chunk `rowid`'s entry as the index has it.
