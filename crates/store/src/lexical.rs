@@ -623,41 +623,55 @@ fn top_rowids(
             if !expanded.insert(group) {
                 return best.threshold();
             }
-            if entries.is_none() {
-                match IndexedEntries::of(searcher, groups.expect("shared")) {
-                    Ok(opened) => entries = Some(opened),
-                    Err(e) => {
-                        failed = Some(e);
-                        return best.threshold();
-                    }
-                }
-            }
-            // One score for all: only the `k` lowest admitted rowids can
-            // be kept.
-            members.clear();
-            let read = entries
-                .as_ref()
-                .expect("opened")
-                .each_of_group(group, |rowid, _| {
-                    if admitted(&rowid) {
-                        members.push(rowid);
-                    }
-                });
-            if let Err(e) = read {
-                failed = Some(e);
-            }
-            if members.len() > best.k {
-                members.select_nth_unstable(best.k);
-                members.truncate(best.k);
-            }
-            for &rowid in &members {
-                best.push(Ranked(score, rowid));
+            let fields = groups.expect("shared");
+            match lowest_of_group(
+                &mut entries,
+                searcher,
+                fields,
+                group,
+                best.k,
+                admitted,
+                &mut members,
+            ) {
+                Ok(()) => members
+                    .iter()
+                    .for_each(|&rowid| best.push(Ranked(score, rowid))),
+                Err(e) => failed = Some(e),
             }
             best.threshold()
         })?;
         if let Some(e) = failed.take() {
             return Err(e.into());
         }
+    }
+    Ok(())
+}
+
+/// Into `lowest`, the `k` lowest rowids of the entries of `group` that
+/// are `admitted` (one score for all: only they can be kept), opening
+/// `entries` over `searcher` on first use.
+fn lowest_of_group(
+    entries: &mut Option<IndexedEntries>,
+    searcher: &Searcher,
+    fields: Fields,
+    group: u64,
+    k: usize,
+    admitted: impl Fn(&i64) -> bool,
+    lowest: &mut Vec<i64>,
+) -> tantivy::Result<()> {
+    let entries = match entries {
+        Some(entries) => entries,
+        None => entries.insert(IndexedEntries::of(searcher, fields)?),
+    };
+    lowest.clear();
+    entries.each_of_group(group, |rowid, _| {
+        if admitted(&rowid) {
+            lowest.push(rowid);
+        }
+    })?;
+    if lowest.len() > k {
+        lowest.select_nth_unstable(k);
+        lowest.truncate(k);
     }
     Ok(())
 }
