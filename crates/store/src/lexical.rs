@@ -53,7 +53,7 @@ use tantivy::{
     Index, IndexReader, ReloadPolicy, Score, Searcher, SegmentReader, TantivyDocument, Term,
 };
 
-use crate::lexical_groups::{CountedGroups, EntrySink, GroupedWrite, IndexedEntries};
+use crate::lexical_groups::{CountedGroups, EntrySink, GroupedWrite, IndexedEntries, group_of};
 use crate::lexical_pending::PendingChunks;
 pub use crate::lexical_schema::ANALYZER;
 use crate::lexical_schema::{BODY, COPY, Fields, GROUP, ROLE, ROWID, Role, SEARCHED, schema};
@@ -820,6 +820,14 @@ impl LexicalWriter {
         if let Groups::Changed(groups) = groups {
             for (rowid, group, role) in groups.settle().map_err(LexicalError::from)? {
                 let text = text_of(rowid)?;
+                if group_of(&text) != group {
+                    // A chunk changed without a log row: the index is not
+                    // what SQLite holds (the caller rebuilds it).
+                    return Err(LexicalError::Foreign(format!(
+                        "chunk {rowid} changed without being logged"
+                    ))
+                    .into());
+                }
                 entries.remove(rowid);
                 entries
                     .put(rowid, group, role, &text)

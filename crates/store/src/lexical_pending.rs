@@ -14,7 +14,9 @@
 //! chunks'. A tantivy index counts replaced entries until it drops them
 //! (a merge, or a segment left with none alive), so the scores are the
 //! ones the index gives after the writer's commit unless that commit drops
-//! some; then they differ by those entries' share of the statistics.
+//! some, or rewrites the entries of unchanged chunks whose group gained
+//! its first copy or lost its searched entry ([`crate::lexical_groups`]);
+//! then they differ by those entries' share of the statistics.
 
 use std::collections::{HashMap, HashSet};
 

@@ -13,10 +13,11 @@
 use std::path::Path;
 use std::time::Instant;
 
-use rusqlite::{Connection, params};
+use rusqlite::{Connection, OptionalExtension, params};
 
 use crate::lexical::{
-    LexicalReader, LexicalWriter, building_dir, clear_leftovers, indexed_text, segment_ids, swap_in,
+    LexicalError, LexicalReader, LexicalWriter, building_dir, clear_leftovers, indexed_text,
+    segment_ids, swap_in,
 };
 use crate::lexical_groups::CountedGroups;
 use crate::lexical_pending::chunks_logged_after;
@@ -319,11 +320,20 @@ impl Store {
     }
 
     /// The text the lexical index holds of the chunk `rowid`.
+    /// A chunk the index holds that is gone (removed without a log row)
+    /// is a lexical error: the index is rebuilt.
     fn indexed_text_of(&self, rowid: i64) -> Result<String, StoreError> {
-        let (korean, text): (Option<String>, String) = self
+        let found: Option<(Option<String>, String)> = self
             .conn
             .prepare_cached("SELECT tokenized_korean_text, text FROM chunks WHERE rowid = ?1")?
-            .query_row(params![rowid], |r| Ok((r.get(0)?, r.get(1)?)))?;
+            .query_row(params![rowid], |r| Ok((r.get(0)?, r.get(1)?)))
+            .optional()?;
+        let Some((korean, text)) = found else {
+            return Err(LexicalError::Foreign(format!(
+                "chunk {rowid} is gone without being logged"
+            ))
+            .into());
+        };
         Ok(indexed_text(korean.as_deref(), &text))
     }
 
@@ -390,5 +400,56 @@ mod tests {
             .collect();
         assert_eq!(scores.len(), 7);
         assert_eq!(scores, alone, "the index's own statistics");
+    }
+
+    #[test]
+    fn a_group_whose_copies_went_unlogged_is_rebuilt_not_stuck() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = open_with_root(&dir.path().join("k.sqlite"));
+        for path in ["n/a.md", "n/b.md", "n/c.md"] {
+            store.replace_document(&doc(path, "otter river")).unwrap();
+        }
+        store.sync_lexical().unwrap();
+        // b's and c's chunks (copies of a's text) vanish without a log row
+        // (the logging trigger missing meanwhile), then a's document is
+        // removed, logged: no copy is left to take the searched entry's
+        // place.
+        let trigger: String = store
+            .conn
+            .query_row(
+                "SELECT sql FROM sqlite_master WHERE name = 'chunks_lexical_ad'",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        store
+            .conn
+            .execute_batch(&format!(
+                "DROP TRIGGER chunks_lexical_ad;
+                 DELETE FROM chunks WHERE rowid IN (SELECT c.rowid FROM chunks c
+                   JOIN documents d ON d.doc_id = c.doc_id
+                   WHERE d.workspace_path IN ('n/b.md', 'n/c.md'));
+                 {trigger};"
+            ))
+            .unwrap();
+        store.remove_documents(1, &["n/a.md".into()]).unwrap();
+        store.replace_document(&doc("n/d.md", "heron")).unwrap();
+        let sync = store.sync_lexical().unwrap();
+        assert!(sync.rebuilt.is_some(), "{sync:?}");
+        assert_eq!(sync.chunks, 1);
+        let found = lexical_hits(
+            &store,
+            &terms(&["otter", "heron"]),
+            10,
+            &ChunkFilter::default(),
+        )
+        .unwrap();
+        assert_eq!(
+            found
+                .iter()
+                .map(|(row, _)| row.workspace_path.as_str())
+                .collect::<Vec<_>>(),
+            ["n/d.md"]
+        );
     }
 }
