@@ -10,8 +10,9 @@
 //! with an entry per chunk. Search prunes over the searched entries only,
 //! so a query's cost follows the distinct texts, not the copies; a
 //! searched entry that has copies is marked *shared*, and its hit is
-//! handed on to every entry of the group (all score the same), so the
-//! hits and their order are the ones an entry per chunk gives.
+//! handed on to the group's entries (all score the same, so only the `k`
+//! lowest rowids among them can be kept), so the hits and their order are
+//! the ones an entry per chunk gives.
 //!
 //! A write keeps one searched entry per group, found by its own indexed
 //! field (a chunk added to a group reads one entry, not the group): when
