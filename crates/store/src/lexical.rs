@@ -682,7 +682,7 @@ fn indexing_threads() -> usize {
 }
 
 /// The segments of an index, to tell apart those a writer's run added
-/// ([`LexicalWriter::merge_added`]).
+/// ([`merge_added`]).
 pub(crate) type SegmentIds = HashSet<SegmentId>;
 
 /// The segments of the index in `dir` (none when there is no index).
@@ -804,9 +804,9 @@ impl LexicalWriter {
 
     /// Commit what was written, as holding every change up to `seq` in
     /// `lexical_log`, and wait for segment merges; the number of chunks
-    /// the index then holds. Groups that lost their searched entry or
-    /// copies get their entries rewritten first, reading the indexed text
-    /// of chunks the write did not change with `text_of`.
+    /// the index then holds. A group that lost its searched entry gets one
+    /// of its kept copies in that place first, its indexed text read with
+    /// `text_of` (the write did not change that chunk).
     pub(crate) fn commit<E: From<LexicalError>>(
         self,
         seq: i64,
@@ -828,9 +828,8 @@ impl LexicalWriter {
                     ))
                     .into());
                 }
-                entries.remove(rowid);
                 entries
-                    .put(rowid, group, role, &text)
+                    .rewrite(rowid, group, role, &text)
                     .map_err(LexicalError::from)?;
             }
         }
@@ -844,27 +843,29 @@ impl LexicalWriter {
         };
         Ok(commit()?)
     }
+}
 
-    /// Merge the segments not in `before` into one (when there are
-    /// several): those a long run added while it brought the index up to
-    /// date every so often, a segment each time (tantivy's merge policy
-    /// leaves up to seven of each size; at 245k chunks, nine segments
-    /// answered a query in 1.6× the time four did). The cost follows what
-    /// the run wrote (with any older segment tantivy merged into those
-    /// meanwhile), not the index's size.
-    pub(crate) fn merge_added(mut self, before: &SegmentIds) -> Result<(), LexicalError> {
-        let added: Vec<SegmentId> = self
-            .index
-            .searchable_segment_ids()?
-            .into_iter()
-            .filter(|id| !before.contains(id))
-            .collect();
-        if added.len() > 1 {
-            self.entries.writer.merge(&added).wait()?;
-        }
-        self.entries.writer.wait_merging_threads()?;
-        Ok(())
+/// Merge the segments of the index in `dir` not in `before` into one
+/// (when there are several): those a long run added while it brought the
+/// index up to date every so often, a segment each time (tantivy's merge
+/// policy leaves up to seven of each size; at 245k chunks, nine segments
+/// answered a query in 1.6× the time four did). The cost follows what the
+/// run wrote (with any older segment tantivy merged into those
+/// meanwhile), not the index's size.
+pub(crate) fn merge_added(dir: &Path, before: &SegmentIds) -> Result<(), LexicalError> {
+    let (index, _, _) = open_index(dir)?;
+    let mut writer: tantivy::IndexWriter<TantivyDocument> =
+        index.writer_with_num_threads(1, WRITER_BUDGET_PER_THREAD)?;
+    let added: Vec<SegmentId> = index
+        .searchable_segment_ids()?
+        .into_iter()
+        .filter(|id| !before.contains(id))
+        .collect();
+    if added.len() > 1 {
+        writer.merge(&added).wait()?;
     }
+    writer.wait_merging_threads()?;
+    Ok(())
 }
 
 /// The directory a rebuild is written in before it replaces `dir`.

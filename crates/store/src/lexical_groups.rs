@@ -184,6 +184,12 @@ pub(crate) trait EntrySink {
     fn remove(&self, rowid: i64);
     /// Add an entry.
     fn put(&self, rowid: i64, group: u64, role: Role, text: &str) -> tantivy::Result<()>;
+
+    /// Write the entry of the chunk `rowid` again, with `role`.
+    fn rewrite(&self, rowid: i64, group: u64, role: Role, text: &str) -> tantivy::Result<()> {
+        self.remove(rowid);
+        self.put(rowid, group, role, text)
+    }
 }
 
 /// The groups of a build from nothing: each group's entries, counted
@@ -313,8 +319,7 @@ impl GroupedWrite {
             Some((searched, role)) => {
                 sink.put(rowid, key, Role::Copy, text)?;
                 if role != Role::Shared {
-                    sink.remove(searched);
-                    sink.put(searched, key, Role::Shared, text)?;
+                    sink.rewrite(searched, key, Role::Shared, text)?;
                     group.searched = Some((searched, Role::Shared));
                 }
             }

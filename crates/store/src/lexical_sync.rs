@@ -13,11 +13,11 @@
 use std::path::Path;
 use std::time::Instant;
 
-use rusqlite::{Connection, OptionalExtension, params};
+use rusqlite::{Connection, params};
 
 use crate::lexical::{
     LexicalError, LexicalReader, LexicalWriter, building_dir, clear_leftovers, indexed_text,
-    segment_ids, swap_in,
+    merge_added, segment_ids, swap_in,
 };
 use crate::lexical_groups::CountedGroups;
 use crate::lexical_pending::chunks_logged_after;
@@ -200,7 +200,7 @@ impl Store {
             // The index is up to date either way: a merge that fails
             // leaves more segments, which tantivy's policy merges later.
             let started = Instant::now();
-            if let Err(e) = LexicalWriter::open(dir, false).and_then(|w| w.merge_added(&before)) {
+            if let Err(e) = merge_added(dir, &before) {
                 tracing::warn!(error = %e, "the lexical index's new segments were not merged");
             }
             return Ok(LexicalSync {
@@ -319,22 +319,18 @@ impl Store {
         Ok(())
     }
 
-    /// The text the lexical index holds of the chunk `rowid`.
-    /// A chunk the index holds that is gone (removed without a log row)
-    /// is a lexical error: the index is rebuilt.
+    /// The text the lexical index holds of the chunk `rowid`. A chunk the
+    /// index holds that is gone (removed without a log row) is a lexical
+    /// error: the index is rebuilt.
     fn indexed_text_of(&self, rowid: i64) -> Result<String, StoreError> {
-        let found: Option<(Option<String>, String)> = self
-            .conn
-            .prepare_cached("SELECT tokenized_korean_text, text FROM chunks WHERE rowid = ?1")?
-            .query_row(params![rowid], |r| Ok((r.get(0)?, r.get(1)?)))
-            .optional()?;
-        let Some((korean, text)) = found else {
-            return Err(LexicalError::Foreign(format!(
-                "chunk {rowid} is gone without being logged"
-            ))
-            .into());
-        };
-        Ok(indexed_text(korean.as_deref(), &text))
+        let mut found = None;
+        self.each_chunk("WHERE rowid = ?1", params![rowid], |_, text| {
+            found = Some(text.to_string());
+            Ok(())
+        })?;
+        found.ok_or_else(|| {
+            LexicalError::Foreign(format!("chunk {rowid} is gone without being logged")).into()
+        })
     }
 
     /// Build the index afresh from every chunk beside `dir`, then put it
