@@ -5,7 +5,7 @@ block-max WAND) against the FTS5 table it replaced, on the same chunks.
 Writes a BEIR corpus (corpus.jsonl) as markdown files, PER_FILE abstracts
 per file (each under its own heading, so each is one chunk), COPIES times
 over in distinct folders, ingests it lexical-only with the given kebab
-binary, and for each size times `search --bulk` over the first QUERIES
+binary (under GNU time, for its peak RSS), and for each size times `search --bulk` over the first QUERIES
 queries (punctuation removed, k = 10) twice: as it is (the lexical index
 answers), then with `lexical/` moved aside (search falls back to FTS5).
 Per query it reads kebab's own debug figures for p50/p95: `lexical_ms`
@@ -176,15 +176,16 @@ def bulk_of(queries: list, **extra) -> str:
 
 
 def ingest_lexical(kebab: str, data: Path, cfg: Path, docs: Path) -> dict:
-    """Ingest DOCS lexical-only (CFG has no model); what it took and what
-    the index then holds."""
-    ingest_s, out, _ = run(kebab, data, cfg, "ingest", str(docs))
+    """Ingest DOCS lexical-only (CFG has no model); what it took (time,
+    peak RSS) and what the index then holds."""
+    ingest_s, out, peak_rss = with_peak_rss(kebab, data, cfg, "ingest", str(docs))
     report = json.loads(out.strip().splitlines()[-1])
     assert report.get("errors") == 0, report
     return {
         "chunks": sqlite3.connect(f"file:{data / 'kebab.sqlite'}?mode=ro", uri=True)
                   .execute("SELECT count(*) FROM chunks").fetchone()[0],
         "ingest_s": round(ingest_s, 1),
+        "ingest_peak_rss_mb": peak_rss,
         "lexical_ms_in_ingest": report.get("timings", {}).get("lexical_ms"),
         "sqlite_mb": round(sum(p.stat().st_size for p in data.glob("kebab.sqlite*")) / 2**20, 1),
         "lexical_index_mb": round(du(data / "lexical") / 2**20, 1),

@@ -86,6 +86,13 @@ struct Job {
     rel: String,
 }
 
+/// Messages a worker may leave waiting for the main thread: parsing runs
+/// ahead of storing by at most this many files per worker, so a run holds
+/// a few parsed files, not every file parsed but not yet stored (parsing
+/// outpaces SQLite's writes: an unbounded queue held ~5 GB of parsed
+/// files on a 52 000-file run).
+const QUEUED_PER_WORKER: usize = 2;
+
 enum WorkerMsg {
     Started(usize, String),
     Done(usize, Outcome),
@@ -640,7 +647,7 @@ fn run_jobs(
         .clamp(1, 64)
         .min(total.max(1));
     let next = AtomicUsize::new(0);
-    let (tx, rx) = mpsc::channel::<WorkerMsg>();
+    let (tx, rx) = mpsc::sync_channel::<WorkerMsg>(workers * QUEUED_PER_WORKER);
     let started = Instant::now();
     let on_main = |t: &derived::Timings| t.store_ms + t.vector_store_ms + t.lexical_ms;
     let on_main_before = on_main(&report.timings);
@@ -784,7 +791,7 @@ fn plugin_runs(config: &crate::config::Config, plugins: &Plugins) -> HashMap<Str
 
 /// One worker: take the next job until none is left, Ctrl-C, or the
 /// receiver is gone; report each start and outcome.
-fn work(jobs: &[Job], next: &AtomicUsize, shared: &Shared<'_>, tx: &mpsc::Sender<WorkerMsg>) {
+fn work(jobs: &[Job], next: &AtomicUsize, shared: &Shared<'_>, tx: &mpsc::SyncSender<WorkerMsg>) {
     while !shared.cancel.load(Ordering::Relaxed) {
         let i = next.fetch_add(1, Ordering::Relaxed);
         let Some(job) = jobs.get(i) else { break };
