@@ -613,10 +613,33 @@ pub fn coverage(text: &str, terms: &[String]) -> f64 {
     if considered.is_empty() {
         return 0.0;
     }
-    let words: std::collections::HashSet<String> = query_terms(text).into_iter().collect();
+    // The text's words are folded as `query_terms` folds them, one at a
+    // time into one buffer, and only looked up among the terms: a hit's
+    // text has hundreds of words, the query a few.
+    let wanted: std::collections::HashSet<&str> = considered.iter().map(String::as_str).collect();
+    let mut found = std::collections::HashSet::new();
+    let mut folded = String::new();
+    for word in text.split(|c: char| !c.is_alphanumeric()) {
+        if word.is_empty() {
+            continue;
+        }
+        if word.is_ascii() {
+            folded.clear();
+            folded.push_str(word);
+            folded.make_ascii_lowercase();
+        } else {
+            folded = word.to_lowercase();
+        }
+        if let Some(&term) = wanted.get(folded.as_str()) {
+            found.insert(term);
+            if found.len() == wanted.len() {
+                break;
+            }
+        }
+    }
     considered
         .iter()
-        .filter(|t| words.contains(t.as_str()))
+        .filter(|t| found.contains(t.as_str()))
         .count() as f64
         / considered.len() as f64
 }
@@ -673,6 +696,40 @@ mod tests {
         assert_eq!(coverage("The leader is here.", &terms), 1.0 / 3.0);
         assert_eq!(coverage("nothing", &terms), 0.0);
         assert_eq!(coverage("the", &query_terms("the")), 1.0);
+    }
+
+    #[test]
+    fn coverage_folds_the_text_as_query_terms_does() {
+        // What coverage means: the share of content terms among the
+        // text's words as `query_terms` makes them.
+        let by_query_terms = |text: &str, terms: &[String]| {
+            let words: std::collections::HashSet<String> = query_terms(text).into_iter().collect();
+            let considered = content_terms(terms);
+            considered.iter().filter(|t| words.contains(*t)).count() as f64
+                / considered.len() as f64
+        };
+        let texts = [
+            "Raft elects a LEADER; the Leader-election times out.",
+            "ΟΔΟΣ and Straße, ÉCOLE, İstanbul",
+            "서울에서 개발 회의 — 서울 SEOUL",
+            "x",
+        ];
+        let queries = [
+            "leader election raft quorum",
+            "οδος straße école istanbul i̇stanbul",
+            "서울 개발 seoul",
+            "the of",
+        ];
+        for text in texts {
+            for query in queries {
+                let terms = query_terms(query);
+                assert_eq!(
+                    coverage(text, &terms),
+                    by_query_terms(text, &terms),
+                    "{text:?} {query:?}"
+                );
+            }
+        }
     }
 
     #[test]
