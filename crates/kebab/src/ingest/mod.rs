@@ -90,7 +90,7 @@ struct Job {
 /// ahead of storing by at most this many files per worker, so a run holds
 /// a few parsed files, not every file parsed but not yet stored (parsing
 /// outpaces SQLite's writes: an unbounded queue held ~5 GB of parsed
-/// files on a 52 000-file run).
+/// files on a 49 400-file run).
 const QUEUED_PER_WORKER: usize = 2;
 
 enum WorkerMsg {
