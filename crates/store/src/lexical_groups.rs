@@ -74,6 +74,13 @@ impl SegmentEntries {
         Ok(())
     }
 
+    /// The rowid and role of the entry `doc`.
+    fn entry(&self, doc: DocId) -> Option<(i64, Role)> {
+        let rowid = self.rowids.first(doc)?;
+        let role = Role::from_column(self.roles.first(doc).unwrap_or_default());
+        Some((rowid, role))
+    }
+
     /// The first live document `term` names.
     fn first_doc(
         &self,
@@ -146,10 +153,9 @@ impl IndexedEntries {
         let term = Term::from_field_u64(self.fields.searched, group);
         for segment in &self.segments {
             if let Some(doc) = segment.first_doc(&segment.by_searched, &term)?
-                && let Some(rowid) = segment.rowids.first(doc)
+                && let Some(entry) = segment.entry(doc)
             {
-                let role = Role::from_column(segment.roles.first(doc).unwrap_or_default());
-                return Ok(Some((rowid, role)));
+                return Ok(Some(entry));
             }
         }
         Ok(None)
@@ -164,11 +170,8 @@ impl IndexedEntries {
         let term = Term::from_field_u64(self.fields.group, group);
         for segment in &self.segments {
             segment.each_doc(&segment.by_group, &term, |doc| {
-                if let Some(rowid) = segment.rowids.first(doc) {
-                    f(
-                        rowid,
-                        Role::from_column(segment.roles.first(doc).unwrap_or_default()),
-                    );
+                if let Some((rowid, role)) = segment.entry(doc) {
+                    f(rowid, role);
                 }
                 ControlFlow::Continue(())
             })?;
