@@ -11,7 +11,7 @@ fn init_creates_config_and_database() {
     assert!(out.status.success());
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
-        stdout.contains("created") && stdout.contains("schema v6"),
+        stdout.contains("created") && stdout.contains("schema v7"),
         "{stdout}"
     );
     assert!(kb.dir.path().join("config.toml").is_file());

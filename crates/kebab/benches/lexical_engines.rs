@@ -10,7 +10,7 @@
 //! DATA_DIR is a kebab data directory whose lexical index is built (e.g.
 //! the one `scripts/bench_lexical.py` ingests); QUERIES holds one query a
 //! line. Every chunk's text is read from DATA_DIR's SQLite, analysed as
-//! kebab analyses it (folded words, [`kebab_core::analysis::words`]) and
+//! kebab analyses it (index terms, [`kebab_core::analysis::words`]) and
 //! written to a LanceDB table in WORK_DIR with an FTS index over the
 //! analysed text (whitespace tokens: no stemming, stop words or folding of
 //! its own, so both engines see the same terms). Each query becomes kebab's
@@ -248,10 +248,10 @@ fn chunks(conn: &rusqlite::Connection) -> Vec<(i64, String)> {
         .collect()
 }
 
-/// `text`'s words folded, space separated.
+/// `text`'s index terms, space separated.
 fn analysed(text: &str) -> String {
     kebab_core::analysis::words(text)
-        .map(|w| w.folded)
+        .map(|w| w.term)
         .collect::<Vec<_>>()
         .join(" ")
 }
@@ -262,7 +262,7 @@ fn query_terms(query: &str) -> Vec<String> {
     let mut seen = HashSet::new();
     terms
         .iter()
-        .flat_map(|t| kebab_core::analysis::words(t).map(|w| w.folded))
+        .flat_map(|t| kebab_core::analysis::words(t).map(|w| w.term))
         .filter(|w| seen.insert(w.clone()))
         .collect()
 }

@@ -3,11 +3,12 @@
 //! fused as [`crate::fusion`] says). Every hit carries a citation and a
 //! snippet taken from the chunk's text.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::time::{Duration, Instant};
 
 use crate::fusion::{ChannelHits, Fusion};
 use crate::rerank::{RerankError, Reranker};
+use kebab_core::analysis;
 use kebab_core::spans::SourceSpan;
 use kebab_core::wire::{Citation, Retrieval, SearchHit, SearchResponse};
 use kebab_store::{ChunkFilter, HitRow, Store, StoreError};
@@ -29,7 +30,7 @@ pub const MAX_SNIPPET_CHARS: usize = 10_000;
 
 /// Lowercase word tokens of a query, deduplicated, in order.
 pub fn query_terms(query: &str) -> Vec<String> {
-    let mut seen = std::collections::HashSet::new();
+    let mut seen = HashSet::new();
     query
         .split(|c: char| !c.is_alphanumeric())
         .map(str::to_lowercase)
@@ -607,37 +608,45 @@ pub fn content_terms(terms: &[String]) -> Vec<String> {
     }
 }
 
-/// Share of the content words of `terms` found (as words) in `text`.
+/// Share of the content words of `terms` found in `text`, matched as the
+/// lexical channel matches words: by their index terms
+/// ([`analysis::term`]: folded, English words stemmed), so `tastes` is
+/// found in "a sour taste".
 pub fn coverage(text: &str, terms: &[String]) -> f64 {
     let considered = content_terms(terms);
     if considered.is_empty() {
         return 0.0;
     }
-    // The text's words are folded as `query_terms` folds them, one at a
-    // time into one buffer, and only looked up among the terms: a hit's
-    // text has hundreds of words, the query a few.
-    let wanted: std::collections::HashSet<&str> = considered.iter().map(String::as_str).collect();
-    let mut found = std::collections::HashSet::new();
-    let mut folded = String::new();
+    let index_terms: Vec<String> = considered.iter().map(|t| analysis::term(t)).collect();
+    let wanted: HashSet<&str> = index_terms.iter().map(String::as_str).collect();
+    // A hit's text has hundreds of words, the query a few: an ASCII word
+    // is analysed only when it could give a wanted term. Folding lowers
+    // it and stemming changes only the end of a word: a stem of four or
+    // more letters begins with its word's first two, a shorter one
+    // (`dying` → `die`) with its first.
+    let could_give = |word: &[u8]| {
+        let lower = |i: usize| word.get(i).map(u8::to_ascii_lowercase);
+        wanted.iter().any(|t| {
+            let t = t.as_bytes();
+            t.first().copied() == lower(0) && (t.len() <= 3 || t.get(1).copied() == lower(1))
+        })
+    };
+    let mut found = HashSet::new();
     for word in text.split(|c: char| !c.is_alphanumeric()) {
-        if word.is_empty() {
+        if word.is_empty() || word.len() > analysis::MAX_WORD_BYTES {
             continue;
         }
-        if word.is_ascii() {
-            folded.clear();
-            folded.push_str(word);
-            folded.make_ascii_lowercase();
-        } else {
-            folded = word.to_lowercase();
+        if word.is_ascii() && !could_give(word.as_bytes()) {
+            continue;
         }
-        if let Some(&term) = wanted.get(folded.as_str()) {
+        if let Some(&term) = wanted.get(analysis::term(word).as_str()) {
             found.insert(term);
             if found.len() == wanted.len() {
                 break;
             }
         }
     }
-    considered
+    index_terms
         .iter()
         .filter(|t| found.contains(t.as_str()))
         .count() as f64
@@ -671,6 +680,7 @@ pub fn snippet(text: &str, terms: &[String], max_chars: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::path::Path;
 
     #[test]
     fn terms_are_words_lowercased_and_unique() {
@@ -699,25 +709,30 @@ mod tests {
     }
 
     #[test]
-    fn coverage_folds_the_text_as_query_terms_does() {
-        // What coverage means: the share of content terms among the
-        // text's words as `query_terms` makes them.
-        let by_query_terms = |text: &str, terms: &[String]| {
-            let words: std::collections::HashSet<String> = query_terms(text).into_iter().collect();
+    fn coverage_matches_words_as_the_lexical_index_does() {
+        // What coverage means: the share of content terms whose index
+        // term is the index term of one of the text's words.
+        let by_index_terms = |text: &str, terms: &[String]| {
+            let words: HashSet<String> = analysis::words(text).map(|w| w.term).collect();
             let considered = content_terms(terms);
-            considered.iter().filter(|t| words.contains(*t)).count() as f64
+            considered
+                .iter()
+                .filter(|t| words.contains(&analysis::term(t)))
+                .count() as f64
                 / considered.len() as f64
         };
         let texts = [
             "Raft elects a LEADER; the Leader-election times out.",
-            "ΟΔΟΣ and Straße, ÉCOLE, İstanbul",
+            "ΟΔΟΣ and Straße, ÉCOLE, İstanbul, Café",
             "서울에서 개발 회의 — 서울 SEOUL",
+            "Yelling skies: dying, lying and tying; happily generously",
             "x",
         ];
         let queries = [
-            "leader election raft quorum",
-            "οδος straße école istanbul i̇stanbul",
+            "leader election raft quorum elections",
+            "οδος straße école istanbul i̇stanbul cafe",
             "서울 개발 seoul",
+            "yell sky die lie tie happy generous",
             "the of",
         ];
         for text in texts {
@@ -725,11 +740,45 @@ mod tests {
                 let terms = query_terms(query);
                 assert_eq!(
                     coverage(text, &terms),
-                    by_query_terms(text, &terms),
+                    by_index_terms(text, &terms),
                     "{text:?} {query:?}"
                 );
             }
         }
+        // Every word of the bundled samples, and forms whose stems change
+        // their start or are short, asked for in every sample.
+        let mut folders = vec![Path::new(env!("CARGO_MANIFEST_DIR")).join("../../samples")];
+        let mut texts: Vec<String> = Vec::new();
+        while let Some(folder) = folders.pop() {
+            for entry in std::fs::read_dir(folder).unwrap() {
+                let path = entry.unwrap().path();
+                match path.is_dir() {
+                    true => folders.push(path),
+                    false => texts.push(std::fs::read_to_string(path).unwrap()),
+                }
+            }
+        }
+        let mut vocabulary: Vec<String> = texts.iter().flat_map(|t| query_terms(t)).collect();
+        vocabulary.extend(query_terms(
+            "dying lying tying skies cries hopping generously eing aying early only yelling",
+        ));
+        vocabulary.sort();
+        vocabulary.dedup();
+        assert!(vocabulary.len() > 500, "{}", vocabulary.len());
+        for text in &texts {
+            for word in &vocabulary {
+                let terms = [word.clone()];
+                assert_eq!(
+                    coverage(text, &terms),
+                    by_index_terms(text, &terms),
+                    "{word:?}"
+                );
+            }
+        }
+        // Another form of a word is found; a word that only begins like it is not.
+        let terms = query_terms("tastes sour");
+        assert_eq!(coverage("A sour taste.", &terms), 1.0);
+        assert_eq!(coverage("Tasty sourdough.", &terms), 0.0);
     }
 
     #[test]

@@ -87,6 +87,12 @@ fn damage(conn: &Connection, defined: &[FtsObject]) -> Result<(Vec<String>, i64)
     Ok((wrong, chunks))
 }
 
+/// Fill an empty full-text table with the row of every chunk ([`FTS_ROWS`]):
+/// when it is rebuilt, and by the migration that remade it (V007).
+pub(crate) fn fill_full_text(conn: &Connection) -> rusqlite::Result<()> {
+    conn.execute_batch(FTS_ROWS)
+}
+
 impl Store {
     /// What is wrong with the full-text index, when anything is (see the
     /// module doc): read in one snapshot, so a concurrent ingest's commit
@@ -122,7 +128,7 @@ impl Store {
                 tx.execute_batch(sql)?;
             }
         }
-        tx.execute_batch(FTS_ROWS)?;
+        fill_full_text(&tx)?;
         for (kind, _, sql) in &defined {
             if kind == "trigger" {
                 tx.execute_batch(sql)?;

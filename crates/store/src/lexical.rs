@@ -149,7 +149,7 @@ impl Tokenizer for Analyzer {
                 offset_from: w.from,
                 offset_to: w.to,
                 position,
-                text: w.folded,
+                text: w.term,
                 position_length: 1,
             })
             .collect();
@@ -334,7 +334,7 @@ impl LexicalReader {
     /// The best `k` chunks (rowid, BM25 score) for any of `terms`, best
     /// first (equal scores: lower rowid first), among `allowed` rowids
     /// when given, the changed chunks held beside the index counted in
-    /// place of its entries for them. Each term is folded as the index's
+    /// place of its entries for them. Each term is analysed as the index's
     /// words are, and weighted by [`fts5_idf_boost`], so scores are
     /// FTS5's `bm25()`.
     pub fn search(
@@ -368,19 +368,19 @@ impl LexicalReader {
         let mut clauses: Vec<(Occur, Box<dyn Query>)> = Vec::new();
         let mut weighted = Vec::new();
         for word in terms.iter().flat_map(|t| analysis::words(t)) {
-            if !seen.insert(word.folded.clone()) {
+            if !seen.insert(word.term.clone()) {
                 continue;
             }
-            let term = Term::from_field_text(self.fields.body, &word.folded);
+            let term = Term::from_field_text(self.fields.body, &word.term);
             let with = stats.doc_freq(&term)?;
             if with == 0 {
                 continue;
             }
             let boost = fts5_idf_boost(with, docs);
-            let copy = Term::from_field_text(self.fields.copy, &word.folded);
-            if self.pending.doc_freq(&word.folded) > 0 {
+            let copy = Term::from_field_text(self.fields.copy, &word.term);
+            if self.pending.doc_freq(&word.term) > 0 {
                 let weight = Bm25Weight::for_terms(&stats, std::slice::from_ref(&term))?;
-                weighted.push((word.folded, weight.boost_by(boost)));
+                weighted.push((word.term, weight.boost_by(boost)));
             }
             // A selective filter scores the chunks it admits, copies too.
             let searched = if selective && stats.copies {

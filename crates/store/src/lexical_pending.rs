@@ -163,7 +163,7 @@ impl PendingChunks {
         let mut len = 0u32;
         for word in analysis::words(text) {
             let next = self.words.len() as u32;
-            let id = *self.words.entry(word.folded).or_insert(next);
+            let id = *self.words.entry(word.term).or_insert(next);
             *counts.entry(id).or_default() += 1;
             len += 1;
         }
@@ -195,7 +195,7 @@ impl PendingChunks {
         self.tokens
     }
 
-    /// In how many held chunks the (folded) `word` occurs.
+    /// In how many held chunks the index term `word` occurs.
     pub(crate) fn doc_freq(&self, word: &str) -> u64 {
         self.words
             .get(word)

@@ -4,8 +4,9 @@ use tantivy::schema::{
     FAST, Field, INDEXED, IndexRecordOption, Schema, TextFieldIndexing, TextOptions,
 };
 
-/// The analyser's name in the index schema ([`kebab_core::analysis`]).
-pub const ANALYZER: &str = "kebab_v1";
+/// The analyser's name in the index schema ([`kebab_core::analysis`]; v2:
+/// Latin words stemmed).
+pub const ANALYZER: &str = "kebab_v2";
 /// The rowid field's name (its column is read for every hit).
 pub(crate) const ROWID: &str = "rowid";
 /// The group field's name ([`crate::lexical_groups::group_of`]).

@@ -81,6 +81,11 @@ const MIGRATIONS: &[(u32, &str, &str)] = &[
         "V006__answer_hops.sql",
         include_str!("../../../migrations/V006__answer_hops.sql"),
     ),
+    (
+        7,
+        "V007__full_text_stems.sql",
+        include_str!("../../../migrations/V007__full_text_stems.sql"),
+    ),
 ];
 
 /// Storage failures.
@@ -417,8 +422,10 @@ impl Store {
         for &(id, name, sql) in MIGRATIONS.iter().filter(|m| m.0 > current) {
             let wrap = |source| StoreError::Migration { name, source };
             tx.execute_batch(sql).map_err(wrap)?;
-            if id == 4 {
-                roots::backfill_roots(&tx).map_err(wrap)?;
+            match id {
+                4 => roots::backfill_roots(&tx).map_err(wrap)?,
+                7 => heal::fill_full_text(&tx).map_err(wrap)?,
+                _ => {}
             }
             tx.execute(
                 "INSERT INTO migrations (id, applied_at, description) VALUES (?1, ?2, ?3)",
@@ -1062,6 +1069,47 @@ mod tests {
             ..Default::default()
         };
         assert_eq!(found(ko), vec!["g.md", "ids:g.md"]);
+    }
+
+    #[test]
+    fn an_index_from_before_stemming_gets_a_full_text_table_that_stems() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("k.sqlite");
+        let mut store = open_with_root(&path);
+        store
+            .replace_document(&doc("a.md", "the coffee tastes sour"))
+            .unwrap();
+        store
+            .replace_document(&doc("b.md", "zebra stripes"))
+            .unwrap();
+        // The index as V006 left it: an unstemmed table, at version 6.
+        store
+            .conn
+            .execute_batch(
+                "DROP TABLE chunks_fts;
+                 CREATE VIRTUAL TABLE chunks_fts USING fts5(
+                     chunk_id UNINDEXED, doc_id UNINDEXED, heading_path, text,
+                     tokenize = 'unicode61 remove_diacritics 2');
+                 DELETE FROM migrations WHERE id = 7;
+                 UPDATE schema_meta SET value = '6' WHERE key = 'schema_version';",
+            )
+            .unwrap();
+        heal::fill_full_text(&store.conn).unwrap();
+        let tasting = retrieval::fts_expression(&terms(&["tasting"]));
+        let filter = ChunkFilter::default();
+        assert!(store.fts5_search(&tasting, 10, &filter).unwrap().is_empty());
+        drop(store);
+        let store = Store::open(&path).unwrap();
+        assert_eq!(store.schema_version().unwrap(), 7);
+        assert_eq!(store.full_text_damage().unwrap(), None);
+        let hits = store.fts5_search(&tasting, 10, &filter).unwrap();
+        assert_eq!(hits.len(), 1);
+        assert_eq!(
+            hits[0].0,
+            doc("a.md", "the coffee tastes sour").chunks[0].chunk_id
+        );
+        let stripe = retrieval::fts_expression(&terms(&["stripe"]));
+        assert_eq!(store.fts5_search(&stripe, 10, &filter).unwrap().len(), 1);
     }
 
     #[test]
