@@ -9,15 +9,15 @@
 //! syllables stay whole: they decompose into conjoining jamo, which are
 //! letters rather than marks, and compose again.
 //!
-//! A word of Latin letters only is then reduced to its English stem
-//! (Snowball's Porter2: `tastes`, `tasting` → `tast`), so a query finds
-//! the other forms of its words, as BM25 baselines do (SciFact train,
-//! lexical nDCG@10 0.6698 → 0.70, BENCHMARKS.md). Words with digits and
-//! words of other scripts are not stemmed; Korean is matched by its
-//! morphemes instead (the chunk's and the query's, analysed by lindera).
-//! The FTS5 table search falls back on stems with SQLite's `porter`
-//! tokenizer, Porter's original algorithm, which Porter2 revises: the two
-//! agree on most words.
+//! A word folded to the letters a–z only (`Café` too) is then reduced to
+//! its English stem (Snowball's Porter2: `tastes`, `tasting` → `tast`), so
+//! a query finds the other forms of its words, as BM25 baselines do
+//! (SciFact train, lexical nDCG@10 0.6698 → 0.6993, BENCHMARKS.md "English
+//! stems"). Words with digits and words of other scripts are not stemmed;
+//! Korean is matched by its morphemes instead (the chunk's and the
+//! query's, analysed by lindera). The FTS5 table search falls back on
+//! stems with SQLite's `porter` tokenizer, Porter's original algorithm,
+//! which Porter2 revises: the two agree on most words.
 
 use rust_stemmers::{Algorithm, Stemmer};
 use unicode_normalization::UnicodeNormalization;
@@ -65,7 +65,7 @@ pub fn words(text: &str) -> impl Iterator<Item = Word> + '_ {
 }
 
 /// One word (a run of letters and digits) as the index holds it: folded,
-/// then stemmed when it is made of Latin letters only (see the module doc).
+/// then stemmed when that leaves the letters a–z only (see the module doc).
 pub fn term(word: &str) -> String {
     let folded = fold(word);
     if !folded.bytes().all(|b| b.is_ascii_lowercase()) {
