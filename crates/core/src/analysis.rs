@@ -42,6 +42,20 @@ pub struct Word {
 /// The words of `text`, in order (see the module doc); words longer than
 /// [`MAX_WORD_BYTES`] are left out.
 pub fn words(text: &str) -> impl Iterator<Item = Word> + '_ {
+    runs(text).filter_map(|(from, run)| {
+        let term = term(run);
+        (!term.is_empty()).then(|| Word {
+            from,
+            to: from + run.len(),
+            term,
+        })
+    })
+}
+
+/// The runs of letters and digits of `text` that [`words`] analyses, with
+/// their byte offsets, before analysis (for a caller that analyses only
+/// some of them); runs longer than [`MAX_WORD_BYTES`] are left out.
+pub fn runs(text: &str) -> impl Iterator<Item = (usize, &str)> + '_ {
     let mut chars = text.char_indices().peekable();
     std::iter::from_fn(move || {
         loop {
@@ -55,10 +69,7 @@ pub fn words(text: &str) -> impl Iterator<Item = Word> + '_ {
                 chars.next();
             }
             if to - from <= MAX_WORD_BYTES {
-                let term = term(&text[from..to]);
-                if !term.is_empty() {
-                    return Some(Word { from, to, term });
-                }
+                return Some((from, &text[from..to]));
             }
         }
     })

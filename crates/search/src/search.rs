@@ -632,10 +632,7 @@ pub fn coverage(text: &str, terms: &[String]) -> f64 {
         })
     };
     let mut found = HashSet::new();
-    for word in text.split(|c: char| !c.is_alphanumeric()) {
-        if word.is_empty() || word.len() > analysis::MAX_WORD_BYTES {
-            continue;
-        }
+    for (_, word) in analysis::runs(text) {
         if word.is_ascii() && !could_give(word.as_bytes()) {
             continue;
         }
