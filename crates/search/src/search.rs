@@ -617,47 +617,83 @@ pub fn coverage(text: &str, terms: &[String]) -> f64 {
     if considered.is_empty() {
         return 0.0;
     }
-    let index_terms: Vec<String> = considered.iter().map(|t| analysis::term(t)).collect();
-    let wanted: HashSet<&str> = index_terms.iter().map(String::as_str).collect();
-    // A hit's text has hundreds of words, the query a few: an ASCII word
-    // is analysed only when it could give a wanted term. Folding lowers
-    // it and stemming changes only the end of a word: a stem of four or
-    // more letters begins with its word's first two, a shorter one
-    // (`dying` → `die`) with its first.
-    let could_give = |word: &[u8]| {
-        let lower = |i: usize| word.get(i).map(u8::to_ascii_lowercase);
-        wanted.iter().any(|t| {
-            let t = t.as_bytes();
-            t.first().copied() == lower(0) && (t.len() <= 3 || t.get(1).copied() == lower(1))
-        })
-    };
-    let mut found = HashSet::new();
-    for (_, word) in analysis::runs(text) {
-        if word.is_ascii() && !could_give(word.as_bytes()) {
-            continue;
-        }
-        if let Some(&term) = wanted.get(analysis::term(word).as_str()) {
-            found.insert(term);
-            if found.len() == wanted.len() {
-                break;
+    let wanted = IndexTerms::of(&considered);
+    wanted.found_in(text).len() as f64 / considered.len() as f64
+}
+
+/// Query words as the lexical index knows them, to find in a text.
+struct IndexTerms {
+    /// Each distinct index term, numbered.
+    numbers: HashMap<String, usize>,
+    /// Each query word's index term's number, in the query's order.
+    of_word: Vec<usize>,
+}
+
+impl IndexTerms {
+    fn of(words: &[String]) -> IndexTerms {
+        let mut numbers = HashMap::new();
+        let of_word = words
+            .iter()
+            .map(|w| {
+                let next = numbers.len();
+                *numbers.entry(analysis::term(w)).or_insert(next)
+            })
+            .collect();
+        IndexTerms { numbers, of_word }
+    }
+
+    /// The positions (in the query) of the words that `text` holds: a
+    /// word of the text has the same index term (so `taste` and `tastes`
+    /// are found together).
+    fn found_in(&self, text: &str) -> HashSet<usize> {
+        // A hit's text has hundreds of words, the query a few: an ASCII
+        // word is analysed only when it could give a wanted term. Folding
+        // lowers it and stemming changes only the end of a word: a stem of
+        // four or more letters begins with its word's first two, a shorter
+        // one (`dying` → `die`) with its first.
+        let could_give = |word: &[u8]| {
+            let lower = |i: usize| word.get(i).map(u8::to_ascii_lowercase);
+            self.numbers.keys().any(|t| {
+                let t = t.as_bytes();
+                t.first().copied() == lower(0) && (t.len() <= 3 || t.get(1).copied() == lower(1))
+            })
+        };
+        let mut found = HashSet::new();
+        for (_, word) in analysis::runs(text) {
+            if word.is_ascii() && !could_give(word.as_bytes()) {
+                continue;
+            }
+            if let Some(&number) = self.numbers.get(analysis::term(word).as_str()) {
+                found.insert(number);
+                if found.len() == self.numbers.len() {
+                    break;
+                }
             }
         }
+        (0..self.of_word.len())
+            .filter(|&i| found.contains(&self.of_word[i]))
+            .collect()
     }
-    index_terms
-        .iter()
-        .filter(|t| found.contains(t.as_str()))
-        .count() as f64
-        / considered.len() as f64
 }
 
 /// The part of `text` that best shows why it matched: starting at the line
-/// with the most query terms, continuing with the following lines, cut to
-/// `max_chars` characters (with `…`).
+/// holding the most of the query's content words, continuing with the
+/// following lines, cut to `max_chars` characters (with `…`). A line holds
+/// a word when one of its words has the word's index term (as
+/// [`coverage`] counts) or, for a word outside ASCII, when it contains it
+/// (a Korean word takes its particles: `서울` in `서울에서`).
 pub fn snippet(text: &str, terms: &[String], max_chars: usize) -> String {
     let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    let considered = content_terms(terms);
+    let wanted = IndexTerms::of(&considered);
     let score = |line: &str| {
         let lower = line.to_lowercase();
-        terms.iter().filter(|t| lower.contains(t.as_str())).count()
+        let mut found = wanted.found_in(line);
+        found.extend(
+            (0..considered.len())
+                .filter(|&i| !considered[i].is_ascii() && lower.contains(considered[i].as_str())),
+        );
+        found.len()
     };
     let best = (0..lines.len())
         .max_by_key(|&i| (score(lines[i]), std::cmp::Reverse(i)))
@@ -789,5 +825,23 @@ mod tests {
         let s = snippet(text, &terms, 10);
         assert_eq!(s, "the zebra…");
         assert_eq!(s.chars().count(), 10);
+    }
+
+    #[test]
+    fn snippet_starts_where_the_query_words_are_as_search_matched_them() {
+        // Another form of a word counts (search found the chunk by it); a
+        // word that only contains a query word, and stopwords, do not.
+        let text =
+            "The coffee was of the season.\nMost of the category is here.\nA sour taste, brewed.";
+        let terms = query_terms("why does the coffee taste sour");
+        assert_eq!(snippet(text, &terms, 220), "A sour taste, brewed.");
+        let terms = query_terms("tastes of the cat");
+        assert!(snippet(text, &terms, 220).starts_with("A sour taste"));
+        // Korean words are found with their particles attached.
+        let text = "첫 줄\n서울에서 열린 개발 회의";
+        assert_eq!(
+            snippet(text, &query_terms("서울 회의"), 220),
+            "서울에서 열린 개발 회의"
+        );
     }
 }
