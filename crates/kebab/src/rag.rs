@@ -477,8 +477,8 @@ pub fn markers(text: &str) -> Vec<Option<u32>> {
 
 /// Each sentence of `answer` that cites evidence, without its markers,
 /// with the packed entries it cites (markers naming no entry are left out)
-/// and, for each, the entry's line sharing the most words with the
-/// sentence: what `ask --explain` shows and every front end receives.
+/// and, for each, the entry's line holding the most of the sentence's
+/// words: what `ask --explain` shows and every front end receives.
 pub fn claims(answer: &str, packed: &[Packed]) -> Vec<AnswerClaim> {
     sentences(answer)
         .filter_map(|sentence| {
@@ -537,21 +537,13 @@ fn strip_markers(text: &str) -> String {
     out
 }
 
-/// The line of `evidence` sharing the most words with `claim`, cut to 160
+/// The line of `evidence` holding the most of `claim`'s words, as search
+/// finds them ([`search::best_line_start`]), trimmed and cut to 160
 /// characters.
 fn best_line(evidence: &str, claim: &str) -> Option<String> {
-    let words = search::query_terms(claim);
-    evidence
-        .lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty())
-        .map(|l| {
-            let lw = search::query_terms(l);
-            (words.iter().filter(|w| lw.contains(w)).count(), l)
-        })
-        .filter(|(n, _)| *n > 0)
-        .max_by_key(|(n, _)| *n)
-        .map(|(_, l)| l.chars().take(160).collect())
+    let at = search::best_line_start(evidence, &search::query_terms(claim))?;
+    let line = evidence[at..].lines().next().unwrap_or_default();
+    Some(line.trim().chars().take(160).collect())
 }
 
 /// Whether the answer is grounded: non-empty, at least one marker, every
@@ -842,6 +834,24 @@ impl<'a> Draft<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_claims_line_is_the_one_holding_its_words_as_search_finds_them() {
+        // Another form of a word counts, a stopword does not.
+        let evidence = "# Brewing\n\n  A sour taste marks this espresso.  \nThe espresso is the best of the day.";
+        assert_eq!(
+            best_line(evidence, "The espresso tastes sour."),
+            Some("A sour taste marks this espresso.".into())
+        );
+        assert_eq!(best_line(evidence, "Tungsten melts late."), None);
+        let evidence = "첫 줄\n서울에서 열린 회의는 길었다";
+        assert_eq!(
+            best_line(evidence, "서울 회의는 길었다."),
+            Some("서울에서 열린 회의는 길었다".into())
+        );
+        let long = format!("intro\n{} espresso", "x".repeat(300));
+        assert_eq!(best_line(&long, "espresso").unwrap().chars().count(), 160);
+    }
 
     #[test]
     fn markers_are_strict() {

@@ -676,17 +676,17 @@ impl IndexTerms {
     }
 }
 
-/// The part of `text` that best shows why it matched: starting at the line
-/// holding the most of the query's content words, continuing with the
-/// following lines, cut to `max_chars` characters (with `…`). A line holds
-/// a word when one of its words has the word's index term (as
-/// [`coverage`] counts) or, for a word outside ASCII, when it contains it
-/// (a Korean word takes its particles: `서울` in `서울에서`).
-pub fn snippet(text: &str, terms: &[String], max_chars: usize) -> String {
-    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+/// Where the line of `text` holding the most of the content words of
+/// `terms` begins (a byte offset; the first of equals), `None` when no
+/// line holds any. A line holds a word when one of its words has the
+/// word's index term (as [`coverage`] counts: another form of the word
+/// counts, a word that merely contains it does not) or, for a word outside
+/// ASCII, when it contains it (a Korean word takes its particles: `서울`
+/// in `서울에서`).
+pub fn best_line_start(text: &str, terms: &[String]) -> Option<usize> {
     let considered = content_terms(terms);
     let wanted = IndexTerms::of(&considered);
-    let score = |line: &str| {
+    let holds = |line: &str| {
         let lower = line.to_lowercase();
         let mut found = wanted.found_in(line);
         found.extend(
@@ -695,14 +695,29 @@ pub fn snippet(text: &str, terms: &[String], max_chars: usize) -> String {
         );
         found.len()
     };
-    let best = (0..lines.len())
-        .max_by_key(|&i| (score(lines[i]), std::cmp::Reverse(i)))
-        .unwrap_or(0);
-    let joined = lines[best.min(lines.len())..]
-        .iter()
-        .map(|l| l.trim())
-        .collect::<Vec<_>>()
-        .join(" ");
+    let mut best: Option<(usize, usize)> = None;
+    let mut at = 0;
+    for line in text.split_inclusive('\n') {
+        let held = holds(line);
+        if held > 0 && best.is_none_or(|(most, _)| held > most) {
+            best = Some((held, at));
+        }
+        at += line.len();
+    }
+    best.map(|(_, start)| start)
+}
+
+/// The part of `text` that best shows why it matched: from the line
+/// holding the most of the query's words ([`best_line_start`]; else the
+/// first), with the following lines, blank lines left out, cut to
+/// `max_chars` characters (with `…`).
+pub fn snippet(text: &str, terms: &[String], max_chars: usize) -> String {
+    let from = best_line_start(text, terms).unwrap_or(0);
+    let lines: Vec<&str> = text[from..]
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .collect();
+    let joined = lines.iter().map(|l| l.trim()).collect::<Vec<_>>().join(" ");
     if joined.chars().count() <= max_chars {
         return joined;
     }
@@ -825,6 +840,15 @@ mod tests {
         let s = snippet(text, &terms, 10);
         assert_eq!(s, "the zebra…");
         assert_eq!(s.chars().count(), 10);
+    }
+
+    #[test]
+    fn the_best_line_is_the_first_holding_the_most_query_words() {
+        let text = "intro\nraft leader\n\nleader and raft again\nraft";
+        let terms = query_terms("the raft leader");
+        assert_eq!(best_line_start(text, &terms), Some(6));
+        assert_eq!(best_line_start(text, &query_terms("quorum")), None);
+        assert_eq!(best_line_start("", &terms), None);
     }
 
     #[test]
