@@ -707,12 +707,56 @@ pub fn best_line_start(text: &str, terms: &[String]) -> Option<usize> {
     best.map(|(_, start)| start)
 }
 
-/// The part of `text` that best shows why it matched: from the line
-/// holding the most of the query's words ([`best_line_start`]; else the
-/// first), with the following lines, blank lines left out, cut to
+/// Marks that end a sentence when a blank follows them.
+const SENTENCE_ENDS: [char; 5] = ['.', '!', '?', ':', '。'];
+
+/// Lines shorter than this stand on their own (a list item, a label); a
+/// longer one that ends no sentence is read as hard-wrapped prose.
+const WRAPPED_LINE_CHARS: usize = 40;
+
+/// Where the sentence that the line beginning at `at` continues begins:
+/// earlier lines of hard-wrapped prose are taken back, from the last
+/// sentence end in them, while no blank line, heading, short line or line
+/// ending a sentence comes first and at most `reach` bytes are added (a
+/// paragraph whose match is on its second line is shown from its start).
+fn sentence_start(text: &str, at: usize, reach: usize) -> usize {
+    let past_blanks = |i: usize| i + (text[i..].len() - text[i..].trim_start().len());
+    let mut start = at;
+    let mut line_end = at;
+    for line in text[..at].split_inclusive('\n').rev() {
+        let line_start = line_end - line.len();
+        line_end = line_start;
+        let body = line.trim();
+        if body.starts_with('#')
+            || body.ends_with(SENTENCE_ENDS)
+            || body.chars().count() < WRAPPED_LINE_CHARS
+        {
+            break;
+        }
+        let sentence_end = line
+            .char_indices()
+            .zip(line.chars().skip(1))
+            .filter(|((_, c), next)| SENTENCE_ENDS.contains(c) && next.is_whitespace())
+            .last()
+            .map(|((i, c), _)| i + c.len_utf8());
+        let from = past_blanks(line_start + sentence_end.unwrap_or(0));
+        if at - from > reach {
+            break;
+        }
+        start = from;
+        if sentence_end.is_some() {
+            break;
+        }
+    }
+    start
+}
+
+/// The part of `text` that best shows why it matched: from the sentence
+/// of the line holding the most of the query's words ([`best_line_start`];
+/// else the first line), with what follows, blank lines left out, cut to
 /// `max_chars` characters (with `…`).
 pub fn snippet(text: &str, terms: &[String], max_chars: usize) -> String {
-    let from = best_line_start(text, terms).unwrap_or(0);
+    let from = best_line_start(text, terms).map_or(0, |at| sentence_start(text, at, max_chars / 2));
     let lines: Vec<&str> = text[from..]
         .lines()
         .filter(|l| !l.trim().is_empty())
@@ -849,6 +893,41 @@ mod tests {
         assert_eq!(best_line_start(text, &terms), Some(6));
         assert_eq!(best_line_start(text, &query_terms("quorum")), None);
         assert_eq!(best_line_start("", &terms), None);
+    }
+
+    #[test]
+    fn a_snippet_starts_at_the_sentence_its_line_continues() {
+        let terms = query_terms("sour");
+        let text = "Sourdough\n\nFeed the starter; the levain is ready when it has doubled and\nsmells mildly sour.\nMore.";
+        assert_eq!(
+            snippet(text, &terms, 220),
+            "Feed the starter; the levain is ready when it has doubled and smells mildly sour. More."
+        );
+        // Two lines back.
+        let text = "Bread\n  Feed the starter and let it rise somewhere\nwarm; the levain is ready when it doubled and\nsmells mildly sour.";
+        assert_eq!(
+            snippet(text, &terms, 220),
+            "Feed the starter and let it rise somewhere warm; the levain is ready when it doubled and smells mildly sour."
+        );
+        // From the last sentence end of the line before.
+        let text = "It rose overnight. The levain is ready when it has doubled\nand smells sour.";
+        assert_eq!(
+            snippet(text, &terms, 220),
+            "The levain is ready when it has doubled and smells sour."
+        );
+        // Not past a finished sentence, a heading, a blank or a short line.
+        let long = "It rose overnight in the warm kitchen by the window";
+        for text in [
+            format!("{long}.\nIt smells sour."),
+            format!("# {long}\nIt smells sour."),
+            format!("{long}\n\nIt smells sour."),
+            "- it rose\nIt smells sour.".to_string(),
+        ] {
+            assert_eq!(snippet(&text, &terms, 220), "It smells sour.", "{text:?}");
+        }
+        // Not further back than half the snippet.
+        let text = format!("{} and\nit smells sour.", "word ".repeat(40));
+        assert_eq!(snippet(&text, &terms, 220), "it smells sour.");
     }
 
     #[test]
