@@ -538,10 +538,10 @@ fn strip_markers(text: &str) -> String {
 }
 
 /// The line of `evidence` holding the most of `claim`'s words, as search
-/// finds them ([`search::best_line_start`]), trimmed and cut to 160
+/// finds them ([`search::Held::best_line_start`]), trimmed and cut to 160
 /// characters.
 fn best_line(evidence: &str, claim: &str) -> Option<String> {
-    let at = search::best_line_start(evidence, &search::query_terms(claim))?;
+    let at = search::held(evidence, &search::query_terms(claim)).best_line_start?;
     let line = evidence[at..].lines().next().unwrap_or_default();
     Some(line.trim().chars().take(160).collect())
 }

@@ -400,8 +400,8 @@ pub fn rank(
             vector_rank: c.vector.map(|v| v.0),
             rerank_score: None,
         };
-        let coverage = coverage(&row.text, &candidates.terms);
-        let relevance = coverage.max(c.vector.map_or(0.0, |v| v.1));
+        let held = held(&row.text, &candidates.terms);
+        let relevance = held.coverage.max(c.vector.map_or(0.0, |v| v.1));
         let text = row.text.clone();
         if let Some(hit) = hit(
             out.len() as u32 + 1,
@@ -409,13 +409,13 @@ pub fn rank(
             (score, score_kind),
             retrieval,
             candidates.model.clone(),
-            (&candidates.terms, candidates.qualify),
+            (held.best_line_start, candidates.qualify),
             request.snippet_chars,
         ) {
             out.push(Retrieved {
                 hit,
                 text,
-                coverage,
+                coverage: held.coverage,
                 relevance,
             });
         }
@@ -545,7 +545,7 @@ fn hit(
     (score, score_kind): (f64, &'static str),
     retrieval: Retrieval,
     embedding_model: Option<String>,
-    (terms, qualify): (&[String], bool),
+    (best_line_start, qualify): (Option<usize>, bool),
     snippet_chars: usize,
 ) -> Option<SearchHit> {
     let citation = Citation::from_spans(
@@ -555,7 +555,7 @@ fn hit(
         &row.spans,
         row.section_label.clone(),
     )?;
-    let snippet = snippet(&row.text, terms, snippet_chars);
+    let snippet = snippet(&row.text, best_line_start, snippet_chars);
     Some(SearchHit {
         schema_version: "search_hit.v1",
         rank,
@@ -594,7 +594,7 @@ const STOPWORDS: &[&str] = &[
 /// stopwords, or every term when the query is nothing but stopwords. The
 /// lexical channel matches only these (a stopword matches most chunks, so
 /// ranking it costs time in proportion to the corpus and moves BM25 little,
-/// as in the BEIR BM25 baselines' analyzer), and [`coverage`] counts them.
+/// as in the BEIR BM25 baselines' analyzer), and [`Held::coverage`] counts them.
 pub fn content_terms(terms: &[String]) -> Vec<String> {
     let content: Vec<String> = terms
         .iter()
@@ -608,17 +608,58 @@ pub fn content_terms(terms: &[String]) -> Vec<String> {
     }
 }
 
-/// Share of the content words of `terms` found in `text`, matched as the
-/// lexical channel matches words: by their index terms
-/// ([`analysis::term`]: folded, English words stemmed), so `tastes` is
-/// found in "a sour taste".
-pub fn coverage(text: &str, terms: &[String]) -> f64 {
+/// What a text holds of a query's content words, matched as the lexical
+/// channel matches words: by their index terms ([`analysis::term`]:
+/// folded, English words stemmed), so `tastes` is found in "a sour taste"
+/// and `cat` is not in "category".
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Held {
+    /// Share of the content words of the query found in the text (0–1):
+    /// a bounded relevance signal for gating, unlike raw BM25.
+    pub coverage: f64,
+    /// Where the line holding the most of them begins (a byte offset; the
+    /// first of equals), `None` when no line holds any. For this a word
+    /// outside ASCII is also held by a line that contains it (a Korean
+    /// word takes its particles: `서울` in `서울에서`).
+    pub best_line_start: Option<usize>,
+}
+
+/// [`Held`] of `text` for the query words `terms`, in one pass over its
+/// lines.
+pub fn held(text: &str, terms: &[String]) -> Held {
     let considered = content_terms(terms);
-    if considered.is_empty() {
-        return 0.0;
-    }
     let wanted = IndexTerms::of(&considered);
-    wanted.found_in(text).len() as f64 / considered.len() as f64
+    let outside_ascii: Vec<usize> = (0..considered.len())
+        .filter(|&i| !considered[i].is_ascii())
+        .collect();
+    let mut anywhere = vec![false; considered.len()];
+    let mut best: Option<(usize, usize)> = None;
+    let mut at = 0;
+    for line in text.split_inclusive('\n') {
+        let mut found = wanted.found_in(line);
+        for &i in &found {
+            anywhere[i] = true;
+        }
+        if !outside_ascii.is_empty() {
+            let lower = line.to_lowercase();
+            found.extend(
+                outside_ascii
+                    .iter()
+                    .filter(|&&i| lower.contains(considered[i].as_str())),
+            );
+        }
+        if !found.is_empty() && best.is_none_or(|(most, _)| found.len() > most) {
+            best = Some((found.len(), at));
+        }
+        at += line.len();
+    }
+    Held {
+        coverage: match considered.len() {
+            0 => 0.0,
+            n => anywhere.iter().filter(|&&f| f).count() as f64 / n as f64,
+        },
+        best_line_start: best.map(|(_, start)| start),
+    }
 }
 
 /// Query words as the lexical index knows them, to find in a text.
@@ -676,37 +717,6 @@ impl IndexTerms {
     }
 }
 
-/// Where the line of `text` holding the most of the content words of
-/// `terms` begins (a byte offset; the first of equals), `None` when no
-/// line holds any. A line holds a word when one of its words has the
-/// word's index term (as [`coverage`] counts: another form of the word
-/// counts, a word that merely contains it does not) or, for a word outside
-/// ASCII, when it contains it (a Korean word takes its particles: `서울`
-/// in `서울에서`).
-pub fn best_line_start(text: &str, terms: &[String]) -> Option<usize> {
-    let considered = content_terms(terms);
-    let wanted = IndexTerms::of(&considered);
-    let holds = |line: &str| {
-        let lower = line.to_lowercase();
-        let mut found = wanted.found_in(line);
-        found.extend(
-            (0..considered.len())
-                .filter(|&i| !considered[i].is_ascii() && lower.contains(considered[i].as_str())),
-        );
-        found.len()
-    };
-    let mut best: Option<(usize, usize)> = None;
-    let mut at = 0;
-    for line in text.split_inclusive('\n') {
-        let held = holds(line);
-        if held > 0 && best.is_none_or(|(most, _)| held > most) {
-            best = Some((held, at));
-        }
-        at += line.len();
-    }
-    best.map(|(_, start)| start)
-}
-
 /// Marks that end a sentence when a blank follows them.
 const SENTENCE_ENDS: [char; 5] = ['.', '!', '?', ':', '。'];
 
@@ -752,11 +762,11 @@ fn sentence_start(text: &str, at: usize, reach: usize) -> usize {
 }
 
 /// The part of `text` that best shows why it matched: from the sentence
-/// of the line holding the most of the query's words ([`best_line_start`];
-/// else the first line), with what follows, blank lines left out, cut to
-/// `max_chars` characters (with `…`).
-pub fn snippet(text: &str, terms: &[String], max_chars: usize) -> String {
-    let from = best_line_start(text, terms).map_or(0, |at| sentence_start(text, at, max_chars / 2));
+/// of the line holding the most of the query's words
+/// ([`Held::best_line_start`]; else the first line), with what follows,
+/// blank lines left out, cut to `max_chars` characters (with `…`).
+pub fn snippet(text: &str, best_line_start: Option<usize>, max_chars: usize) -> String {
+    let from = best_line_start.map_or(0, |at| sentence_start(text, at, max_chars / 2));
     let lines: Vec<&str> = text[from..]
         .lines()
         .filter(|l| !l.trim().is_empty())
@@ -773,6 +783,18 @@ pub fn snippet(text: &str, terms: &[String], max_chars: usize) -> String {
 mod tests {
     use super::*;
     use std::path::Path;
+
+    fn coverage(text: &str, terms: &[String]) -> f64 {
+        held(text, terms).coverage
+    }
+
+    fn best_line_start(text: &str, terms: &[String]) -> Option<usize> {
+        held(text, terms).best_line_start
+    }
+
+    fn snippet_for(text: &str, terms: &[String], max_chars: usize) -> String {
+        snippet(text, best_line_start(text, terms), max_chars)
+    }
 
     #[test]
     fn terms_are_words_lowercased_and_unique() {
@@ -878,10 +900,10 @@ mod tests {
         let text = "# Title\n\nnothing here\nthe zebra line with stripes\nmore text";
         let terms = query_terms("zebra stripes");
         assert_eq!(
-            snippet(text, &terms, 220),
+            snippet_for(text, &terms, 220),
             "the zebra line with stripes more text"
         );
-        let s = snippet(text, &terms, 10);
+        let s = snippet_for(text, &terms, 10);
         assert_eq!(s, "the zebra…");
         assert_eq!(s.chars().count(), 10);
     }
@@ -900,19 +922,19 @@ mod tests {
         let terms = query_terms("sour");
         let text = "Sourdough\n\nFeed the starter; the levain is ready when it has doubled and\nsmells mildly sour.\nMore.";
         assert_eq!(
-            snippet(text, &terms, 220),
+            snippet_for(text, &terms, 220),
             "Feed the starter; the levain is ready when it has doubled and smells mildly sour. More."
         );
         // Two lines back.
         let text = "Bread\n  Feed the starter and let it rise somewhere\nwarm; the levain is ready when it doubled and\nsmells mildly sour.";
         assert_eq!(
-            snippet(text, &terms, 220),
+            snippet_for(text, &terms, 220),
             "Feed the starter and let it rise somewhere warm; the levain is ready when it doubled and smells mildly sour."
         );
         // From the last sentence end of the line before.
         let text = "It rose overnight. The levain is ready when it has doubled\nand smells sour.";
         assert_eq!(
-            snippet(text, &terms, 220),
+            snippet_for(text, &terms, 220),
             "The levain is ready when it has doubled and smells sour."
         );
         // Not past a finished sentence, a heading, a blank or a short line.
@@ -923,11 +945,15 @@ mod tests {
             format!("{long}\n\nIt smells sour."),
             "- it rose\nIt smells sour.".to_string(),
         ] {
-            assert_eq!(snippet(&text, &terms, 220), "It smells sour.", "{text:?}");
+            assert_eq!(
+                snippet_for(&text, &terms, 220),
+                "It smells sour.",
+                "{text:?}"
+            );
         }
         // Not further back than half the snippet.
         let text = format!("{} and\nit smells sour.", "word ".repeat(40));
-        assert_eq!(snippet(&text, &terms, 220), "it smells sour.");
+        assert_eq!(snippet_for(&text, &terms, 220), "it smells sour.");
     }
 
     #[test]
@@ -937,13 +963,13 @@ mod tests {
         let text =
             "The coffee was of the season.\nMost of the category is here.\nA sour taste, brewed.";
         let terms = query_terms("why does the coffee taste sour");
-        assert_eq!(snippet(text, &terms, 220), "A sour taste, brewed.");
+        assert_eq!(snippet_for(text, &terms, 220), "A sour taste, brewed.");
         let terms = query_terms("tastes of the cat");
-        assert!(snippet(text, &terms, 220).starts_with("A sour taste"));
+        assert!(snippet_for(text, &terms, 220).starts_with("A sour taste"));
         // Korean words are found with their particles attached.
         let text = "첫 줄\n서울에서 열린 개발 회의";
         assert_eq!(
-            snippet(text, &query_terms("서울 회의"), 220),
+            snippet_for(text, &query_terms("서울 회의"), 220),
             "서울에서 열린 개발 회의"
         );
     }
