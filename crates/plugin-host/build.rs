@@ -22,9 +22,14 @@ use kebab_wasm_build::{
 /// `(plugin name, package)` of every built-in plugin.
 const BUILT_IN: &[(&str, &str)] = &[
     ("code", "kebab-plugin-code"),
+    ("epub", "kebab-plugin-epub"),
+    ("image", "kebab-plugin-image"),
+    ("mail", "kebab-plugin-mail"),
     ("markdown", "kebab-plugin-markdown"),
     ("markup", "kebab-plugin-markup"),
+    ("office", "kebab-plugin-office"),
     ("pdf", "kebab-plugin-pdf"),
+    ("sheets", "kebab-plugin-sheets"),
     ("text", "kebab-plugin-text"),
     ("yaml", "kebab-plugin-yaml"),
 ];

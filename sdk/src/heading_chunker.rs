@@ -11,9 +11,13 @@
 //! - Consecutive chunks of one section share trailing prose blocks worth up to
 //!   `overlap_tokens`.
 //! - Every chunk keeps its section's heading path.
+//! - Blocks cite lines, or numbered parts (`Span::Part`: the paragraphs of
+//!   a word-processing file, a book's chapters); a chunk cites the same kind,
+//!   adjacent ranges merged. An oversized block is cut only when its text
+//!   has one line per line or part it cites.
 
 use crate::text::estimate_tokens;
-use crate::{Block, BlockKind, Chunk, ChunkPolicy, Document, Span};
+use crate::{Block, BlockKind, Chunk, ChunkPolicy, Document, PartUnit, Span};
 
 /// The chunker label stored with every chunk.
 pub const CHUNKER_VERSION: &str = "md-heading-v1";
@@ -23,7 +27,9 @@ pub const CHUNKER_VERSION: &str = "md-heading-v1";
 struct Unit {
     block: u32,
     text: String,
-    /// Inclusive line ranges of the text, in order.
+    /// What the ranges count: lines (`None`) or numbered parts.
+    unit: Option<PartUnit>,
+    /// Inclusive ranges of the text (lines or parts), in order.
     lines: Vec<(u32, u32)>,
     tokens: u32,
     /// Prose that may be repeated as overlap.
@@ -53,7 +59,9 @@ pub fn chunk(doc: &Document, policy: &ChunkPolicy) -> Vec<Chunk> {
         let path = doc.blocks[*section.last().unwrap_or(&0)]
             .heading_path
             .clone();
-        pack(units, &path, target, policy.overlap_tokens, &mut out);
+        crate::pack::pack(units, target, policy.overlap_tokens, |run| {
+            out.push(make_chunk(run, &path))
+        });
     }
     out
 }
@@ -73,8 +81,18 @@ fn sections(blocks: &[Block]) -> Vec<Vec<usize>> {
     out
 }
 
+/// What a block's span counts and its inclusive range: lines for line and
+/// code spans, parts (paragraphs, chapters, messages) for part spans; `None`
+/// for spans the chunker cannot pack (pages, slides, cells, regions).
+fn numbered(span: &Span) -> Option<(Option<PartUnit>, u32, u32)> {
+    match span {
+        Span::Part(p) => Some((Some(p.unit), p.first, p.last)),
+        other => other.line_bounds().map(|(s, e)| (None, s, e)),
+    }
+}
+
 fn units_of(index: u32, block: &Block, target: u32) -> Vec<Unit> {
-    let Some((first, last)) = block.span.line_bounds() else {
+    let Some((unit, first, last)) = numbered(&block.span) else {
         return Vec::new();
     };
     let tokens = estimate_tokens(&block.text);
@@ -84,6 +102,7 @@ fn units_of(index: u32, block: &Block, target: u32) -> Vec<Unit> {
     );
     let whole = Unit {
         block: index,
+        unit,
         text: block.text.clone(),
         lines: vec![(first, last)],
         tokens,
@@ -110,7 +129,7 @@ fn units_of(index: u32, block: &Block, target: u32) -> Vec<Unit> {
         let t = estimate_tokens(lines[i]);
         if i > group_start && group_tokens + t > target {
             out.push(line_group(
-                index,
+                (index, unit),
                 &lines,
                 &header_text,
                 header,
@@ -125,7 +144,7 @@ fn units_of(index: u32, block: &Block, target: u32) -> Vec<Unit> {
         group_tokens += t;
     }
     out.push(line_group(
-        index,
+        (index, unit),
         &lines,
         &header_text,
         header,
@@ -141,7 +160,7 @@ fn units_of(index: u32, block: &Block, target: u32) -> Vec<Unit> {
 /// lines when it has any.
 #[allow(clippy::too_many_arguments)]
 fn line_group(
-    block: u32,
+    (block, unit): (u32, Option<PartUnit>),
     lines: &[&str],
     header_text: &str,
     header: usize,
@@ -161,6 +180,7 @@ fn line_group(
     spans.push((first_line + from as u32, first_line + to as u32 - 1));
     Unit {
         block,
+        unit,
         tokens: estimate_tokens(&text),
         text,
         lines: spans,
@@ -168,52 +188,19 @@ fn line_group(
     }
 }
 
-fn pack(units: Vec<Unit>, path: &[String], target: u32, overlap: u32, out: &mut Vec<Chunk>) {
-    let mut current: Vec<Unit> = Vec::new();
-    let mut fresh = 0usize;
-    let mut tokens = 0u32;
-    for unit in units {
-        if fresh > 0 && tokens + unit.tokens > target {
-            out.push(make_chunk(&current, path));
-            current = overlap_tail(&current, overlap);
-            tokens = current.iter().map(|u| u.tokens).sum();
-            fresh = 0;
-        }
-        tokens += unit.tokens;
-        current.push(unit);
-        fresh += 1;
-    }
-    if fresh > 0 {
-        out.push(make_chunk(&current, path));
-    }
-}
-
-/// The trailing prose units of an emitted chunk worth at most `overlap`
-/// tokens, never the whole chunk.
-fn overlap_tail(units: &[Unit], overlap: u32) -> Vec<Unit> {
-    let mut taken = 0usize;
-    let mut tokens = 0u32;
-    for u in units.iter().rev() {
-        if !u.prose || tokens + u.tokens > overlap || taken + 1 >= units.len() {
-            break;
-        }
-        tokens += u.tokens;
-        taken += 1;
-    }
-    units[units.len() - taken..].to_vec()
-}
-
 fn make_chunk(units: &[Unit], path: &[String]) -> Chunk {
     let mut blocks: Vec<u32> = Vec::new();
-    let mut spans: Vec<(u32, u32)> = Vec::new();
+    let mut spans: Vec<(Option<PartUnit>, u32, u32)> = Vec::new();
     for u in units {
         if blocks.last() != Some(&u.block) {
             blocks.push(u.block);
         }
         for &(s, e) in &u.lines {
             match spans.last_mut() {
-                Some(last) if s <= last.1 + 1 && s >= last.0 => last.1 = last.1.max(e),
-                _ => spans.push((s, e)),
+                Some(last) if last.0 == u.unit && s <= last.2 + 1 && s >= last.1 => {
+                    last.2 = last.2.max(e)
+                }
+                _ => spans.push((u.unit, s, e)),
             }
         }
     }
@@ -225,6 +212,99 @@ fn make_chunk(units: &[Unit], path: &[String]) -> Chunk {
             .join("\n\n"),
         heading_path: path.to_vec(),
         blocks,
-        spans: spans.into_iter().map(|(s, e)| Span::lines(s, e)).collect(),
+        spans: spans
+            .into_iter()
+            .map(|(unit, s, e)| match unit {
+                Some(unit) => Span::parts(unit, s, e),
+                None => Span::lines(s, e),
+            })
+            .collect(),
+    }
+}
+
+impl crate::pack::Piece for Unit {
+    fn tokens(&self) -> u32 {
+        self.tokens
+    }
+
+    fn repeatable(&self) -> bool {
+        self.prose
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn block(kind: BlockKind, path: &[&str], span: Span, text: &str) -> Block {
+        Block {
+            kind,
+            heading_path: path.iter().map(|s| s.to_string()).collect(),
+            span,
+            text: text.into(),
+            level: (kind == BlockKind::Heading).then_some(1),
+            lang: None,
+        }
+    }
+
+    #[test]
+    fn part_spans_are_packed_and_merged_as_lines_are() {
+        let para = |first, last| Span::parts(PartUnit::Paragraph, first, last);
+        let doc = Document {
+            title: None,
+            lang: None,
+            blocks: vec![
+                block(BlockKind::Heading, &["Intro"], para(1, 1), "Intro"),
+                block(BlockKind::Paragraph, &["Intro"], para(2, 2), "First."),
+                block(BlockKind::Paragraph, &["Intro"], para(3, 3), "Second."),
+                block(BlockKind::Heading, &["Next"], para(4, 4), "Next"),
+                block(BlockKind::Paragraph, &["Next"], para(5, 5), "Third."),
+            ],
+            metadata: vec![],
+        };
+        let policy = ChunkPolicy {
+            target_tokens: 400,
+            overlap_tokens: 0,
+        };
+        let chunks = chunk(&doc, &policy);
+        assert_eq!(chunks.len(), 2);
+        assert_eq!(chunks[0].spans, vec![para(1, 3)]);
+        assert_eq!(chunks[0].heading_path, vec!["Intro".to_string()]);
+        assert_eq!(chunks[1].spans, vec![para(4, 5)]);
+        assert!(chunks[1].text.contains("Third."));
+    }
+
+    #[test]
+    fn an_oversized_block_citing_one_part_per_line_is_cut_by_parts() {
+        let text: Vec<String> = (1..=40)
+            .map(|i| format!("row {i} of a long list of items"))
+            .collect();
+        let doc = Document {
+            title: None,
+            lang: None,
+            blocks: vec![block(
+                BlockKind::List,
+                &[],
+                Span::parts(PartUnit::Paragraph, 11, 50),
+                &text.join("\n"),
+            )],
+            metadata: vec![],
+        };
+        let chunks = chunk(
+            &doc,
+            &ChunkPolicy {
+                target_tokens: 60,
+                overlap_tokens: 0,
+            },
+        );
+        assert!(chunks.len() > 1);
+        let Span::Part(first) = &chunks[0].spans[0] else {
+            panic!("a part span: {:?}", chunks[0].spans);
+        };
+        assert_eq!((first.unit, first.first), (PartUnit::Paragraph, 11));
+        let Span::Part(last) = chunks.last().unwrap().spans.last().unwrap() else {
+            panic!("a part span");
+        };
+        assert_eq!(last.last, 50);
     }
 }

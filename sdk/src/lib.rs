@@ -20,23 +20,30 @@
 //! ```
 
 pub mod heading_chunker;
+pub mod pack;
 pub mod text;
 
 wit_bindgen::generate!({
     world: "plugin",
-    path: "../wit/v1.1.0",
+    path: "../wit/v1.2.0",
     pub_export_macro: true,
     export_macro_name: "export_plugin",
     default_bindings_module: "kebab_plugin_sdk",
-    additional_derives: [PartialEq, Eq],
+    additional_derives: [PartialEq],
 });
 
 pub use exports::kebab::plugin::parser::Guest;
 pub use kebab::plugin::log::Level as LogLevel;
+pub use kebab::plugin::ocr::{GrayImage, OcrError, TextLine};
 pub use kebab::plugin::types::{
-    Block, BlockKind, Chunk, ChunkPolicy, CodeSpan, Document, Error as PluginError, LineRange,
-    PluginInfo, Span,
+    Block, BlockKind, CellRange, Chunk, ChunkPolicy, CodeSpan, Document, Error as PluginError,
+    LineRange, PartRange, PartUnit, PluginInfo, Region, Span,
 };
+
+#[cfg(feature = "archive")]
+pub mod archive;
+pub mod attachments;
+pub mod ocr;
 
 /// The user's setting `key` for this plugin (`[plugins.config.<name>]` in
 /// kebab's config), or `None` when unset. Non-string values arrive as their
@@ -72,13 +79,19 @@ pub fn log(level: LogLevel, message: &str) {
 }
 
 impl Span {
-    /// First and last 1-based line of a line-based span; `None` for pages.
+    /// First and last 1-based line of a line-based span; `None` for every
+    /// other kind (pages, slides, cells, parts, regions).
     pub fn line_bounds(&self) -> Option<(u32, u32)> {
         match self {
             Span::Lines(r) => Some((r.start, r.end)),
             Span::Code(c) => Some((c.start, c.end)),
-            Span::Page(_) => None,
+            _ => None,
         }
+    }
+
+    /// Numbered parts `first..=last` of `unit`.
+    pub fn parts(unit: PartUnit, first: u32, last: u32) -> Span {
+        Span::Part(PartRange { unit, first, last })
     }
 
     /// A line span over `start..=end`.

@@ -39,6 +39,33 @@ where
     Ok(())
 }
 
+/// A number outside its documented range, or not a finite number.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{field} = {value} is outside its range {min} to {max}")]
+pub struct OutOfRange {
+    /// The setting (`score_gate`).
+    pub field: &'static str,
+    /// What was given (NaN and infinities included).
+    pub value: f64,
+    pub min: f64,
+    pub max: f64,
+}
+
+/// `Ok` when `value` is a finite number in `min..=max`, else [`OutOfRange`]
+/// naming `field` and the range.
+pub fn within(field: &'static str, value: f64, min: f64, max: f64) -> Result<(), OutOfRange> {
+    if value.is_finite() && (min..=max).contains(&value) {
+        Ok(())
+    } else {
+        Err(OutOfRange {
+            field,
+            value,
+            min,
+            max,
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -52,5 +79,15 @@ mod tests {
             e.to_string(),
             format!("k = {} is over its bound of 1000", usize::MAX)
         );
+    }
+
+    #[test]
+    fn a_number_must_be_finite_and_in_its_range() {
+        assert!(within("score_gate", 0.3, 0.0, 1.0).is_ok());
+        for bad in [-1.0, 2.0, f64::NAN, f64::INFINITY, f64::NEG_INFINITY] {
+            let e = within("score_gate", bad, 0.0, 1.0).unwrap_err();
+            assert_eq!(e.field, "score_gate");
+            assert!(e.to_string().starts_with("score_gate = "), "{e}");
+        }
     }
 }

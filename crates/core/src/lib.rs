@@ -4,7 +4,8 @@
 //! What lives here: the ID recipe ([`ids`]), word analysis for the
 //! lexical index ([`analysis`]), source spans ([`spans`]), the
 //! document model a parser plugin's output becomes ([`document`]), the
-//! stable `*.v1` wire types of hits, citations and answers ([`wire`]), how
+//! stable `*.v1` wire types of hits, citations and answers ([`wire`];
+//! how a chunk's spans become its citation: [`citation`]), how
 //! a size over its bound is refused ([`bounds`]), terminal-safe text
 //! ([`sanitize`]), a document's trust level and source type ([`trust`]),
 //! the path codec and bounded file reads ([`paths`]), lock files
@@ -18,6 +19,7 @@
 
 pub mod analysis;
 pub mod bounds;
+pub mod citation;
 pub mod clock;
 pub mod document;
 pub mod http;

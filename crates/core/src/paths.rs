@@ -56,8 +56,30 @@ pub enum ReadRefusal {
     NotRegular(&'static str),
     /// It grew past the cap since the walk: its size now.
     TooLarge(u64),
+    /// It resolves outside the root it was walked in (a directory on the
+    /// way became a link out): where it led.
+    Outside(String),
     /// The OS said no.
     Io(std::io::Error),
+}
+
+/// What a file type is, in a word: `regular file`, `directory`, `FIFO`,
+/// `socket`, `device` or `symlink`.
+pub fn file_kind(kind: &std::fs::FileType) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    if kind.is_file() {
+        "regular file"
+    } else if kind.is_dir() {
+        "directory"
+    } else if kind.is_fifo() {
+        "FIFO"
+    } else if kind.is_socket() {
+        "socket"
+    } else if kind.is_block_device() || kind.is_char_device() {
+        "device"
+    } else {
+        "symlink"
+    }
 }
 
 /// Read the regular file at `real` — the path the walk resolved — checking
@@ -65,8 +87,36 @@ pub enum ReadRefusal {
 /// and without blocking (opening a FIFO would block), then `fstat`ed, and
 /// read up to `max_bytes` + 1 so a file that grew is refused, not read whole.
 pub fn read_regular_file(real: &Path, max_bytes: u64) -> Result<Vec<u8>, ReadRefusal> {
-    use std::io::Read;
-    use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+    let (file, len) = open_regular(real)?;
+    read_capped(file, len, max_bytes)
+}
+
+/// [`read_regular_file`] of a file that must lie inside `root`: once it is
+/// open, the file the descriptor really names is checked to be there, so a
+/// directory on the way swapped for a link out of the root since the walk
+/// (a deploy's `mv dir old && ln -s /elsewhere dir`) reads nothing.
+pub fn read_regular_file_within(
+    real: &Path,
+    root: &Path,
+    max_bytes: u64,
+) -> Result<Vec<u8>, ReadRefusal> {
+    use std::os::fd::AsRawFd;
+    let (file, len) = open_regular(real)?;
+    let opened = std::fs::read_link(format!("/proc/self/fd/{}", file.as_raw_fd()));
+    match opened {
+        Ok(opened) if !opened.starts_with(root) => {
+            return Err(ReadRefusal::Outside(escape_path(&opened)));
+        }
+        // Without /proc the walk's own check stands.
+        _ => {}
+    }
+    read_capped(file, len, max_bytes)
+}
+
+/// `real` opened for reading without following a final link and without
+/// blocking, when it is a regular file; its length.
+fn open_regular(real: &Path) -> Result<(std::fs::File, u64), ReadRefusal> {
+    use std::os::unix::fs::OpenOptionsExt;
     let file = std::fs::OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_NOCTTY)
@@ -76,22 +126,19 @@ pub fn read_regular_file(real: &Path, max_bytes: u64) -> Result<Vec<u8>, ReadRef
             _ => ReadRefusal::Io(e),
         })?;
     let meta = file.metadata().map_err(ReadRefusal::Io)?;
-    let kind = meta.file_type();
-    if !kind.is_file() {
-        return Err(ReadRefusal::NotRegular(if kind.is_fifo() {
-            "FIFO"
-        } else if kind.is_socket() {
-            "socket"
-        } else if kind.is_block_device() || kind.is_char_device() {
-            "device"
-        } else {
-            "directory"
-        }));
+    if !meta.file_type().is_file() {
+        return Err(ReadRefusal::NotRegular(file_kind(&meta.file_type())));
     }
-    if meta.len() > max_bytes {
-        return Err(ReadRefusal::TooLarge(meta.len()));
+    Ok((file, meta.len()))
+}
+
+/// The bytes of `file` (`len` long when opened), at most `max_bytes`.
+fn read_capped(file: std::fs::File, len: u64, max_bytes: u64) -> Result<Vec<u8>, ReadRefusal> {
+    use std::io::Read;
+    if len > max_bytes {
+        return Err(ReadRefusal::TooLarge(len));
     }
-    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    let mut bytes = Vec::with_capacity(len as usize);
     file.take(max_bytes + 1)
         .read_to_end(&mut bytes)
         .map_err(ReadRefusal::Io)?;

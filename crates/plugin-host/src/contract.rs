@@ -39,134 +39,196 @@ pub mod v1_1 {
     });
 }
 
-/// The newest bindings: the types the rest of the host uses.
-pub use v1_1 as current;
+/// Bindings of API 1.2.0 (`wit/v1.2.0`): adds span kinds for files without
+/// lines (slides, cells, parts, regions) and the `attachments` and `ocr`
+/// imports.
+pub mod v1_2 {
+    wasmtime::component::bindgen!({
+        world: "plugin",
+        path: "../../wit/v1.2.0",
+        additional_derives: [PartialEq],
+        exports: { default: async },
+    });
+}
 
-/// Conversions from API 1.0.0 values to the current ones (and the one input
-/// type the other way). 1.1.0 changed no type, so each is field by field.
+/// The newest bindings: the types the rest of the host uses.
+pub use v1_2 as current;
+
+/// Field-by-field conversions from one version's types to the next one's
+/// (and the one input type, the chunk policy, the other way), for versions
+/// whose types have the same fields: written once, expanded in a module per
+/// version pair that names the two as `old`/`old_log` and `new`/`new_log`.
+/// A span converts case by case, so the next version may add cases.
+macro_rules! convert_to_next_version {
+    () => {
+        impl From<old::LineRange> for new::LineRange {
+            fn from(r: old::LineRange) -> Self {
+                new::LineRange {
+                    start: r.start,
+                    end: r.end,
+                }
+            }
+        }
+
+        impl From<old::CodeSpan> for new::CodeSpan {
+            fn from(c: old::CodeSpan) -> Self {
+                new::CodeSpan {
+                    start: c.start,
+                    end: c.end,
+                    symbol: c.symbol,
+                    lang: c.lang,
+                }
+            }
+        }
+
+        impl From<old::Span> for new::Span {
+            fn from(s: old::Span) -> Self {
+                match s {
+                    old::Span::Lines(r) => new::Span::Lines(r.into()),
+                    old::Span::Page(p) => new::Span::Page(p),
+                    old::Span::Code(c) => new::Span::Code(c.into()),
+                }
+            }
+        }
+
+        impl From<old::BlockKind> for new::BlockKind {
+            fn from(k: old::BlockKind) -> Self {
+                match k {
+                    old::BlockKind::Heading => new::BlockKind::Heading,
+                    old::BlockKind::Paragraph => new::BlockKind::Paragraph,
+                    old::BlockKind::List => new::BlockKind::List,
+                    old::BlockKind::Code => new::BlockKind::Code,
+                    old::BlockKind::Table => new::BlockKind::Table,
+                    old::BlockKind::Quote => new::BlockKind::Quote,
+                    old::BlockKind::ImageRef => new::BlockKind::ImageRef,
+                    old::BlockKind::Page => new::BlockKind::Page,
+                }
+            }
+        }
+
+        impl From<old::Block> for new::Block {
+            fn from(b: old::Block) -> Self {
+                new::Block {
+                    kind: b.kind.into(),
+                    heading_path: b.heading_path,
+                    span: b.span.into(),
+                    text: b.text,
+                    level: b.level,
+                    lang: b.lang,
+                }
+            }
+        }
+
+        impl From<old::Document> for new::Document {
+            fn from(d: old::Document) -> Self {
+                new::Document {
+                    title: d.title,
+                    lang: d.lang,
+                    blocks: d.blocks.into_iter().map(Into::into).collect(),
+                    metadata: d.metadata,
+                }
+            }
+        }
+
+        impl From<old::Chunk> for new::Chunk {
+            fn from(c: old::Chunk) -> Self {
+                new::Chunk {
+                    text: c.text,
+                    heading_path: c.heading_path,
+                    blocks: c.blocks,
+                    spans: c.spans.into_iter().map(Into::into).collect(),
+                }
+            }
+        }
+
+        impl From<old::PluginInfo> for new::PluginInfo {
+            fn from(i: old::PluginInfo) -> Self {
+                new::PluginInfo {
+                    name: i.name,
+                    version: i.version,
+                    parser_version: i.parser_version,
+                    chunker_version: i.chunker_version,
+                    handles: i.handles,
+                    accepts_binary: i.accepts_binary,
+                }
+            }
+        }
+
+        impl From<old::Error> for new::Error {
+            fn from(e: old::Error) -> Self {
+                match e {
+                    old::Error::Unsupported(m) => new::Error::Unsupported(m),
+                    old::Error::Malformed(m) => new::Error::Malformed(m),
+                }
+            }
+        }
+
+        impl From<new::ChunkPolicy> for old::ChunkPolicy {
+            fn from(p: new::ChunkPolicy) -> Self {
+                old::ChunkPolicy {
+                    target_tokens: p.target_tokens,
+                    overlap_tokens: p.overlap_tokens,
+                }
+            }
+        }
+
+        impl From<old_log::Level> for new_log::Level {
+            fn from(l: old_log::Level) -> Self {
+                match l {
+                    old_log::Level::Debug => new_log::Level::Debug,
+                    old_log::Level::Info => new_log::Level::Info,
+                    old_log::Level::Warn => new_log::Level::Warn,
+                    old_log::Level::Error => new_log::Level::Error,
+                }
+            }
+        }
+    };
+}
+
+/// API 1.0.0 → 1.1.0: 1.1.0 changed no type.
 mod from_v1_0 {
+    use super::v1_0::kebab::plugin::{log as old_log, types as old};
+    use super::v1_1::kebab::plugin::{log as new_log, types as new};
+    convert_to_next_version!();
+}
+
+/// API 1.1.0 → 1.2.0: 1.2.0 added span cases and no field.
+mod from_v1_1 {
+    use super::v1_1::kebab::plugin::{log as old_log, types as old};
+    use super::v1_2::kebab::plugin::{log as new_log, types as new};
+    convert_to_next_version!();
+}
+
+/// API 1.0.0 → 1.2.0 for the types the runtime converts straight to the
+/// current ones: through 1.1.0.
+mod from_v1_0_to_current {
     use super::current::kebab::plugin::{log as new_log, types as new};
     use super::v1_0::kebab::plugin::{log as old_log, types as old};
+    use super::v1_1::kebab::plugin::{log as mid_log, types as mid};
 
-    impl From<old::LineRange> for new::LineRange {
-        fn from(r: old::LineRange) -> Self {
-            new::LineRange {
-                start: r.start,
-                end: r.end,
+    macro_rules! through_v1_1 {
+        ($($ty:ident),* $(,)?) => {$(
+            impl From<old::$ty> for new::$ty {
+                fn from(value: old::$ty) -> Self {
+                    let mid: mid::$ty = value.into();
+                    mid.into()
+                }
             }
-        }
+        )*};
     }
+    through_v1_1!(Document, Chunk, PluginInfo, Error);
 
-    impl From<old::CodeSpan> for new::CodeSpan {
-        fn from(c: old::CodeSpan) -> Self {
-            new::CodeSpan {
-                start: c.start,
-                end: c.end,
-                symbol: c.symbol,
-                lang: c.lang,
-            }
-        }
-    }
-
-    impl From<old::Span> for new::Span {
-        fn from(s: old::Span) -> Self {
-            match s {
-                old::Span::Lines(r) => new::Span::Lines(r.into()),
-                old::Span::Page(p) => new::Span::Page(p),
-                old::Span::Code(c) => new::Span::Code(c.into()),
-            }
-        }
-    }
-
-    impl From<old::BlockKind> for new::BlockKind {
-        fn from(k: old::BlockKind) -> Self {
-            match k {
-                old::BlockKind::Heading => new::BlockKind::Heading,
-                old::BlockKind::Paragraph => new::BlockKind::Paragraph,
-                old::BlockKind::List => new::BlockKind::List,
-                old::BlockKind::Code => new::BlockKind::Code,
-                old::BlockKind::Table => new::BlockKind::Table,
-                old::BlockKind::Quote => new::BlockKind::Quote,
-                old::BlockKind::ImageRef => new::BlockKind::ImageRef,
-                old::BlockKind::Page => new::BlockKind::Page,
-            }
-        }
-    }
-
-    impl From<old::Block> for new::Block {
-        fn from(b: old::Block) -> Self {
-            new::Block {
-                kind: b.kind.into(),
-                heading_path: b.heading_path,
-                span: b.span.into(),
-                text: b.text,
-                level: b.level,
-                lang: b.lang,
-            }
-        }
-    }
-
-    impl From<old::Document> for new::Document {
-        fn from(d: old::Document) -> Self {
-            new::Document {
-                title: d.title,
-                lang: d.lang,
-                blocks: d.blocks.into_iter().map(Into::into).collect(),
-                metadata: d.metadata,
-            }
-        }
-    }
-
-    impl From<old::Chunk> for new::Chunk {
-        fn from(c: old::Chunk) -> Self {
-            new::Chunk {
-                text: c.text,
-                heading_path: c.heading_path,
-                blocks: c.blocks,
-                spans: c.spans.into_iter().map(Into::into).collect(),
-            }
-        }
-    }
-
-    impl From<old::PluginInfo> for new::PluginInfo {
-        fn from(i: old::PluginInfo) -> Self {
-            new::PluginInfo {
-                name: i.name,
-                version: i.version,
-                parser_version: i.parser_version,
-                chunker_version: i.chunker_version,
-                handles: i.handles,
-                accepts_binary: i.accepts_binary,
-            }
-        }
-    }
-
-    impl From<old::Error> for new::Error {
-        fn from(e: old::Error) -> Self {
-            match e {
-                old::Error::Unsupported(m) => new::Error::Unsupported(m),
-                old::Error::Malformed(m) => new::Error::Malformed(m),
-            }
+    impl From<old_log::Level> for new_log::Level {
+        fn from(level: old_log::Level) -> Self {
+            let mid: mid_log::Level = level.into();
+            mid.into()
         }
     }
 
     impl From<new::ChunkPolicy> for old::ChunkPolicy {
-        fn from(p: new::ChunkPolicy) -> Self {
-            old::ChunkPolicy {
-                target_tokens: p.target_tokens,
-                overlap_tokens: p.overlap_tokens,
-            }
-        }
-    }
-
-    impl From<old_log::Level> for new_log::Level {
-        fn from(l: old_log::Level) -> Self {
-            match l {
-                old_log::Level::Debug => new_log::Level::Debug,
-                old_log::Level::Info => new_log::Level::Info,
-                old_log::Level::Warn => new_log::Level::Warn,
-                old_log::Level::Error => new_log::Level::Error,
-            }
+        fn from(policy: new::ChunkPolicy) -> Self {
+            let mid: mid::ChunkPolicy = policy.into();
+            mid.into()
         }
     }
 }
@@ -177,7 +239,7 @@ mod from_v1_0 {
 mod to_core {
     use super::current::kebab::plugin::types as wit;
     use kebab_core::document as core;
-    use kebab_core::spans::SourceSpan;
+    use kebab_core::spans::{Confidence, PartUnit, SourceSpan};
 
     impl From<wit::Span> for SourceSpan {
         fn from(span: wit::Span) -> SourceSpan {
@@ -192,6 +254,31 @@ mod to_core {
                     end: c.end,
                     symbol: c.symbol,
                     lang: c.lang,
+                },
+                wit::Span::Slide(slide) => SourceSpan::Slide { slide },
+                wit::Span::Cells(c) => SourceSpan::Cells {
+                    sheet: c.sheet,
+                    first_row: c.first_row,
+                    last_row: c.last_row,
+                    first_column: c.first_column,
+                    last_column: c.last_column,
+                },
+                wit::Span::Part(p) => SourceSpan::Part {
+                    unit: match p.unit {
+                        wit::PartUnit::Paragraph => PartUnit::Paragraph,
+                        wit::PartUnit::Chapter => PartUnit::Chapter,
+                        wit::PartUnit::Message => PartUnit::Message,
+                    },
+                    first: p.first,
+                    last: p.last,
+                },
+                wit::Span::Region(r) => SourceSpan::Region {
+                    page: r.page,
+                    x: r.x,
+                    y: r.y,
+                    width: r.width,
+                    height: r.height,
+                    confidence: Confidence(r.confidence),
                 },
             }
         }
@@ -273,6 +360,10 @@ mod tests {
             "1.1.0",
             "c8f5bb03f21d4c52e38f03efb9301efe8a1cf378327e79d3ba896d20e2db1dd9",
         ),
+        (
+            "1.2.0",
+            "626dc1d7b0036979fc77aaf6dfcb0ca7f363b2710ab37cf63a8456389a521a4a",
+        ),
     ];
 
     #[test]
@@ -346,8 +437,10 @@ mod tests {
             }],
             metadata: vec![("k".into(), "v".into())],
         };
-        let new: kebab_core::document::Document =
-            current::kebab::plugin::types::Document::from(doc).into();
+        let new: kebab_core::document::Document = current::kebab::plugin::types::Document::from(
+            v1_1::kebab::plugin::types::Document::from(doc),
+        )
+        .into();
         assert_eq!(new.title.as_deref(), Some("t"));
         assert_eq!(new.blocks[0].kind, kebab_core::document::BlockKind::Code);
         assert_eq!(

@@ -270,6 +270,9 @@ pub fn fetch(
                 cap.setting
             ),
             kebab_core::paths::ReadRefusal::Io(e) => format!("{}: {e}", file.display()),
+            kebab_core::paths::ReadRefusal::Outside(to) => {
+                format!("{} leads to {to}", file.display())
+            }
         })
     })
 }

@@ -4,7 +4,9 @@
 //! What lives here: the bindings of every frozen contract version and their
 //! conversion into `kebab_core::document` ([`contract`]), the sandboxed
 //! runtime ([`runtime`]), validation of plugin output ([`validate`]), the
-//! registry routing files to plugins ([`registry`], [`patterns`]),
+//! registry routing files to plugins ([`registry`], [`patterns`]), what a
+//! plugin may hand over and how attachments join their holder
+//! ([`attach`]), the OCR seam plugins reach through the host ([`ocr`]),
 //! install/remove ([`install`], [`overlap`]), scaffolding, the built-in
 //! components (`build.rs` compiles and embeds them) and the `[plugins]`
 //! config section ([`config`]).
@@ -13,11 +15,13 @@
 //! embeddings, the app's config file or any front end: callers hand it
 //! bytes, a path and its own config section, and get core types back.
 
+pub mod attach;
 mod cache;
 pub mod config;
 pub mod contract;
 pub mod identity;
 pub mod install;
+pub mod ocr;
 pub mod overlap;
 pub mod patterns;
 pub mod registry;

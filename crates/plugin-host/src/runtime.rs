@@ -40,8 +40,10 @@ use wasmtime::{
 use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
 use wasmtime_wasi::{WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
 
+use crate::attach::{Attachment, Handed};
 use crate::cache::PluginCache;
-use crate::contract::{current, v1_0, v1_1};
+use crate::contract::{current, v1_0, v1_1, v1_2};
+use crate::ocr::{GrayImage, OcrEngine, OcrError, OcrUse, TextLine, check_image};
 use crate::{HOST_API_VERSION, PluginError, PluginInfo};
 use kebab_core::document::{Chunk, ChunkPolicy, Document, Settings};
 use kebab_core::sanitize::bounded;
@@ -151,6 +153,7 @@ fn describe_plugin_error(e: &PluginError) -> String {
 enum Bound {
     V1_0(v1_0::PluginPre<CallState>),
     V1_1(v1_1::PluginPre<CallState>),
+    V1_2(v1_2::PluginPre<CallState>),
 }
 
 /// A compiled plugin, ready to instantiate.
@@ -175,6 +178,13 @@ pub struct CallOutput {
     pub logs: Vec<String>,
     /// Log lines dropped past the cap.
     pub logs_dropped: u64,
+    /// Files inside the file the plugin handed over (API 1.2.0), for the
+    /// caller to read with their own plugins.
+    pub attachments: Vec<Attachment>,
+    /// Why attachments were refused (one line each).
+    pub attachments_refused: Vec<String>,
+    /// What the plugin asked of the OCR engine.
+    pub ocr: OcrUse,
 }
 
 /// Memory cap that remembers whether it refused a growth.
@@ -216,6 +226,14 @@ struct CallState {
     logs_dropped: u64,
     /// What the `settings` import answers.
     settings: Arc<Settings>,
+    /// What the `attachments` import took.
+    handed: Handed,
+    /// What answers the `ocr` import, if anything, and the time it may
+    /// take for one file.
+    ocr: Option<(Arc<dyn OcrEngine>, Duration)>,
+    ocr_use: OcrUse,
+    /// Time spent in the host for the guest, added to its deadline.
+    host_time: HostTime,
 }
 
 impl CallState {
@@ -238,9 +256,103 @@ impl WasiView for CallState {
     }
 }
 
+impl v1_2::kebab::plugin::log::Host for CallState {
+    fn log(&mut self, level: v1_2::kebab::plugin::log::Level, message: String) {
+        self.record_log(level, &message);
+    }
+}
+
+impl v1_2::kebab::plugin::settings::Host for CallState {
+    fn get(&mut self, key: String) -> Option<String> {
+        self.settings.get(&key).cloned()
+    }
+}
+
+impl v1_2::kebab::plugin::attachments::Host for CallState {
+    fn add(
+        &mut self,
+        name: String,
+        bytes: Vec<u8>,
+        heading_path: Vec<String>,
+        within: Option<v1_2::kebab::plugin::types::Span>,
+    ) -> bool {
+        self.handed.offer(Attachment {
+            name,
+            bytes,
+            heading_path,
+            within: within.map(Into::into),
+        })
+    }
+}
+
+impl v1_2::kebab::plugin::ocr::Host for CallState {
+    fn max_pixels(&mut self) -> u64 {
+        self.ocr
+            .as_ref()
+            .map_or(0, |(engine, _)| engine.max_pixels())
+    }
+
+    fn recognize(
+        &mut self,
+        image: v1_2::kebab::plugin::ocr::GrayImage,
+    ) -> Result<Vec<v1_2::kebab::plugin::ocr::TextLine>, v1_2::kebab::plugin::ocr::OcrError> {
+        use v1_2::kebab::plugin::ocr as wit;
+        let Some((engine, per_file)) = self.ocr.clone() else {
+            return Err(wit::OcrError::Unavailable(
+                "OCR is off: install Tesseract (scripts/setup.sh does) and set `[ocr] enabled = \
+                 true`"
+                    .into(),
+            ));
+        };
+        if self.ocr_use.elapsed >= per_file {
+            return Err(wit::OcrError::Failed(format!(
+                "this file's OCR budget ({} s, `[ocr] file_budget_secs`) is spent",
+                per_file.as_secs()
+            )));
+        }
+        let image = GrayImage {
+            width: image.width,
+            height: image.height,
+            pixels: image.pixels,
+        };
+        let started = std::time::Instant::now();
+        let read =
+            check_image(&image, engine.max_pixels()).and_then(|()| engine.recognize_traced(&image));
+        let spent = started.elapsed();
+        self.host_time.add(spent);
+        self.ocr_use.elapsed += spent;
+        match read {
+            Ok((lines, cached)) => {
+                self.ocr_use.images += 1;
+                self.ocr_use.cached += u32::from(cached);
+                Ok(lines
+                    .into_iter()
+                    .map(|l: TextLine| wit::TextLine {
+                        text: l.text,
+                        x: l.x,
+                        y: l.y,
+                        width: l.width,
+                        height: l.height,
+                        confidence: if l.confidence.is_finite() {
+                            l.confidence.clamp(0.0, 1.0)
+                        } else {
+                            0.0
+                        },
+                    })
+                    .collect())
+            }
+            Err(OcrError::Unavailable(m)) => Err(wit::OcrError::Unavailable(m)),
+            Err(OcrError::Rejected(m)) => Err(wit::OcrError::Rejected(m)),
+            Err(OcrError::Failed(m)) => Err(wit::OcrError::Failed(m)),
+        }
+    }
+}
+
+impl v1_2::kebab::plugin::types::Host for CallState {}
+
 impl v1_1::kebab::plugin::log::Host for CallState {
     fn log(&mut self, level: v1_1::kebab::plugin::log::Level, message: String) {
-        self.record_log(level, &message);
+        self.record_log(level.into(), &message);
     }
 }
 
@@ -357,26 +469,62 @@ thread_local! {
         .expect("a current-thread tokio runtime needs only a timer");
 }
 
-/// Run `call` to completion unless `timeout` passes or `cancel` is raised
-/// first; in those cases `call` is dropped unfinished.
+/// Time the host spent working for a guest during a call (reading text in
+/// its images): added to the call's deadline, so a plugin is not timed out
+/// for the host's work, which has budgets of its own.
+#[derive(Debug, Clone, Default)]
+struct HostTime(Arc<std::sync::atomic::AtomicU64>);
+
+impl HostTime {
+    fn add(&self, spent: Duration) {
+        self.0.fetch_add(
+            u64::try_from(spent.as_micros()).unwrap_or(u64::MAX),
+            Ordering::Relaxed,
+        );
+    }
+
+    fn get(&self) -> Duration {
+        Duration::from_micros(self.0.load(Ordering::Relaxed))
+    }
+}
+
+/// Run `call` to completion unless `timeout` (plus the host's time for the
+/// guest, `host`) passes or `cancel` is raised first; in those cases `call`
+/// is dropped unfinished.
 fn race<T>(
     timeout: Duration,
+    host: &HostTime,
     cancel: &AtomicBool,
     call: impl Future<Output = T>,
 ) -> Result<T, Stopped> {
     EXECUTOR.with(|executor| {
         executor.block_on(async {
+            let started = tokio::time::Instant::now();
             let watch_cancel = async {
                 while !cancel.load(Ordering::Relaxed) {
                     tokio::time::sleep(CANCEL_POLL).await;
                 }
             };
-            let timed = tokio::time::timeout(timeout, call);
-            match futures::future::select(std::pin::pin!(timed), std::pin::pin!(watch_cancel)).await
-            {
-                futures::future::Either::Left((Ok(value), _)) => Ok(value),
-                futures::future::Either::Left((Err(_elapsed), _)) => Err(Stopped::Deadline),
-                futures::future::Either::Right(((), _)) => Err(Stopped::Cancelled),
+            let watch_deadline = async {
+                loop {
+                    let due = started + timeout + host.get();
+                    if tokio::time::Instant::now() >= due {
+                        break;
+                    }
+                    tokio::time::sleep_until(due).await;
+                }
+            };
+            let watch_deadline = std::pin::pin!(watch_deadline);
+            let watch_cancel = std::pin::pin!(watch_cancel);
+            let stop = futures::future::select(watch_deadline, watch_cancel);
+            match futures::future::select(std::pin::pin!(call), stop).await {
+                futures::future::Either::Left((value, _)) => Ok(value),
+                futures::future::Either::Right((futures::future::Either::Left(_), _)) => {
+                    Err(Stopped::Deadline)
+                }
+                futures::future::Either::Right((futures::future::Either::Right(_), _)) => {
+                    Err(Stopped::Cancelled)
+                }
             }
         })
     })
@@ -400,7 +548,8 @@ impl Sandbox<'_> {
         F: AsyncFnOnce(&mut Store<CallState>) -> wasmtime::Result<T>,
     {
         let limits = self.limits;
-        let outcome = race(limits.timeout, self.cancel, call(&mut self.store));
+        let host = self.store.data().host_time.clone();
+        let outcome = race(limits.timeout, &host, self.cancel, call(&mut self.store));
         match outcome {
             Ok(Ok(value)) => Ok(value),
             Ok(Err(e)) => Err(classify(&e, &self.store, limits, &self.stderr)),
@@ -459,6 +608,9 @@ pub struct Runtime {
     cancel: &'static AtomicBool,
     /// Limits of the `info()` call made when a component is first loaded.
     info_limits: Limits,
+    /// What answers plugins' `ocr` import, and the time it may take for
+    /// one file; none: `unavailable`.
+    ocr: Option<(Arc<dyn OcrEngine>, Duration)>,
     ticker: EpochTicker,
 }
 
@@ -482,6 +634,8 @@ impl Runtime {
             .map_err(|e| LoadError::Engine(e.to_string()))?;
         v1_1::Plugin::add_to_linker::<_, HasSelf<_>>(&mut linker, |s| s)
             .map_err(|e| LoadError::Engine(e.to_string()))?;
+        v1_2::Plugin::add_to_linker::<_, HasSelf<_>>(&mut linker, |s| s)
+            .map_err(|e| LoadError::Engine(e.to_string()))?;
         let engine_key = format!("{:016x}", {
             use std::hash::{Hash, Hasher};
             let mut hasher = std::collections::hash_map::DefaultHasher::new();
@@ -495,7 +649,16 @@ impl Runtime {
             cache: PluginCache::new(cache_dir.as_deref(), engine_key),
             cancel,
             info_limits: Limits::default(),
+            ocr: None,
         })
+    }
+
+    /// Answer plugins' `ocr` import with `engine`, which may spend at most
+    /// `per_file` on one file's images (past it, `failed`). Time spent
+    /// reading text is not counted against a call's deadline.
+    pub fn with_ocr(mut self, engine: Arc<dyn OcrEngine>, per_file: Duration) -> Runtime {
+        self.ocr = Some((engine, per_file));
+        self
     }
 
     /// Run `info()` under `limits` (default: [`Limits::default`]).
@@ -524,6 +687,7 @@ impl Runtime {
                 let info = match &pre {
                     Bound::V1_0(pre) => call_info!(sandbox, pre),
                     Bound::V1_1(pre) => call_info!(sandbox, pre),
+                    Bound::V1_2(pre) => call_info!(sandbox, pre),
                 }
                 .map_err(LoadError::Info)?;
                 let version = crate::identity::check_info(&info).map_err(LoadError::BadInfo)?;
@@ -552,6 +716,9 @@ impl Runtime {
             (1, 1) => Ok(Bound::V1_1(
                 v1_1::PluginPre::new(instance_pre).map_err(mismatch)?,
             )),
+            (1, 2) => Ok(Bound::V1_2(
+                v1_2::PluginPre::new(instance_pre).map_err(mismatch)?,
+            )),
             _ => Err(LoadError::IncompatibleApi {
                 plugin: api_version.to_string(),
                 host: HOST_API_VERSION.to_string(),
@@ -575,6 +742,7 @@ impl Runtime {
         let (document, chunks) = match &plugin.pre {
             Bound::V1_0(pre) => call_parse_and_chunk!(sandbox, pre, path, bytes, policy),
             Bound::V1_1(pre) => call_parse_and_chunk!(sandbox, pre, path, bytes, policy),
+            Bound::V1_2(pre) => call_parse_and_chunk!(sandbox, pre, path, bytes, policy),
         };
         let state = sandbox.store.into_data();
         Ok(CallOutput {
@@ -582,6 +750,9 @@ impl Runtime {
             chunks,
             logs: state.logs,
             logs_dropped: state.logs_dropped,
+            attachments: state.handed.taken,
+            attachments_refused: state.handed.refused,
+            ocr: state.ocr_use,
         })
     }
 
@@ -602,6 +773,10 @@ impl Runtime {
                 logs: Vec::new(),
                 logs_dropped: 0,
                 settings,
+                handed: Handed::default(),
+                ocr: self.ocr.clone(),
+                ocr_use: OcrUse::default(),
+                host_time: HostTime::default(),
             },
         );
         store.limiter(|s| &mut s.memory);

@@ -53,8 +53,16 @@ impl SourceShape {
     }
 }
 
-/// Highest page number accepted in a page span.
+/// Highest page (or slide) number accepted in a span.
 const MAX_PAGE: u32 = 1_000_000;
+/// Highest row of a cells span (a CSV file may be longer than a sheet).
+const MAX_ROW: u32 = 1_000_000_000;
+/// Highest column of a cells span.
+const MAX_COLUMN: u32 = 1_000_000;
+/// Highest numbered part (paragraph, chapter, message).
+const MAX_PART: u32 = 100_000_000;
+/// Farthest pixel edge of a region.
+const MAX_PIXEL: u32 = 1_000_000;
 
 /// Validate a document and its chunks against the source file.
 pub fn validate(
@@ -232,13 +240,15 @@ fn count(what: &str, n: usize, max: usize, key: &str) -> Result<(), InvalidOutpu
     Ok(())
 }
 
-/// The strings a span carries (a code span's symbol and language).
+/// The strings a span carries (a code span's symbol and language, a cells
+/// span's sheet name).
 fn span_strings(span: &SourceSpan) -> impl Iterator<Item = &String> {
-    let (symbol, lang) = match span {
+    let (first, second) = match span {
         SourceSpan::Code { symbol, lang, .. } => (symbol.as_ref(), lang.as_ref()),
+        SourceSpan::Cells { sheet, .. } => (Some(sheet), None),
         _ => (None, None),
     };
-    symbol.into_iter().chain(lang)
+    first.into_iter().chain(second)
 }
 
 /// A hash of what a chunk's ID is derived from (its blocks and spans).
@@ -261,8 +271,18 @@ fn check_heading_path(path: &[String], limits: &OutputLimits) -> Result<(), Stri
 }
 
 fn check_span(span: &SourceSpan, source: SourceShape) -> Result<(), String> {
-    match span.lines() {
-        Some((start, end)) => {
+    let ordered = |what: &str, first: u32, last: u32, max: u32| {
+        if first == 0 || last < first || last > max {
+            Err(format!(
+                "{what} {first}–{last} is not a 1-based ascending range up to {max}"
+            ))
+        } else {
+            Ok(())
+        }
+    };
+    match span {
+        SourceSpan::Line { start, end } | SourceSpan::Code { start, end, .. } => {
+            let (start, end) = (*start, *end);
             if start == 0 || end < start {
                 return Err(format!(
                     "line span {start}–{end} is not a 1-based ascending range"
@@ -276,12 +296,43 @@ fn check_span(span: &SourceSpan, source: SourceShape) -> Result<(), String> {
                 _ => Ok(()),
             }
         }
-        None => match span {
-            SourceSpan::Page { page } if *page == 0 || *page > MAX_PAGE => {
-                Err(format!("page {page} out of range"))
+        SourceSpan::Page { page } | SourceSpan::Slide { slide: page } => {
+            ordered("page", *page, *page, MAX_PAGE)
+        }
+        SourceSpan::Cells {
+            first_row,
+            last_row,
+            first_column,
+            last_column,
+            ..
+        } => ordered("rows", *first_row, *last_row, MAX_ROW)
+            .and_then(|()| ordered("columns", *first_column, *last_column, MAX_COLUMN)),
+        SourceSpan::Part { first, last, .. } => ordered("parts", *first, *last, MAX_PART),
+        SourceSpan::Region {
+            page,
+            x,
+            y,
+            width,
+            height,
+            confidence,
+        } => {
+            if let Some(page) = page {
+                ordered("page", *page, *page, MAX_PAGE)?;
             }
-            _ => Ok(()),
-        },
+            let far = [x.checked_add(*width), y.checked_add(*height)];
+            if *width == 0 || *height == 0 || far.iter().any(|e| e.is_none_or(|e| e > MAX_PIXEL)) {
+                return Err(format!(
+                    "region {x},{y},{width},{height} is empty or past {MAX_PIXEL} pixels"
+                ));
+            }
+            if !(0.0..=1.0).contains(&confidence.0) {
+                return Err(format!("OCR confidence {} outside 0–1", confidence.0));
+            }
+            Ok(())
+        }
+        // Made by the host from an attachment's own output, which was
+        // checked against the attachment's bytes before it was wrapped.
+        SourceSpan::Attachment { .. } => Ok(()),
     }
 }
 
@@ -295,13 +346,17 @@ mod tests {
     }
 
     fn doc() -> Document {
+        doc_with(lines(1, 3))
+    }
+
+    fn doc_with(span: SourceSpan) -> Document {
         Document {
             title: None,
             lang: None,
             blocks: vec![Block {
                 kind: BlockKind::Paragraph,
                 heading_path: vec![],
-                span: lines(1, 3),
+                span,
                 text: "a\nb\nc".into(),
                 level: None,
                 lang: None,
@@ -388,6 +443,61 @@ mod tests {
                 &l
             )
             .is_ok()
+        );
+    }
+
+    #[test]
+    fn spans_of_files_without_lines_are_range_checked() {
+        use kebab_core::spans::{Confidence, PartUnit};
+        let l = OutputLimits::default();
+        let binary = SourceShape { lines: None };
+        let check = |span: SourceSpan| {
+            validate(&doc_with(span.clone()), &[chunk(span, vec![0])], binary, &l)
+        };
+        let cells = |rows: (u32, u32), cols: (u32, u32)| SourceSpan::Cells {
+            sheet: "S".into(),
+            first_row: rows.0,
+            last_row: rows.1,
+            first_column: cols.0,
+            last_column: cols.1,
+        };
+        let part = |first, last| SourceSpan::Part {
+            unit: PartUnit::Paragraph,
+            first,
+            last,
+        };
+        let region = |w, c| SourceSpan::Region {
+            page: None,
+            x: 10,
+            y: 10,
+            width: w,
+            height: 5,
+            confidence: Confidence(c),
+        };
+        for good in [
+            SourceSpan::Slide { slide: 3 },
+            cells((1, 40), (1, 6)),
+            part(12, 18),
+            region(100, 0.9),
+        ] {
+            assert!(check(good.clone()).is_ok(), "{good:?}");
+        }
+        for bad in [
+            SourceSpan::Slide { slide: 0 },
+            cells((5, 4), (1, 6)),
+            cells((1, 1), (0, 6)),
+            part(0, 3),
+            part(9, 3),
+            region(0, 0.9),
+            region(u32::MAX, 0.9),
+            region(10, f32::NAN),
+            region(10, 1.5),
+        ] {
+            assert!(check(bad.clone()).is_err(), "{bad:?}");
+        }
+        assert!(
+            check(lines(1, 1)).is_err(),
+            "a line span on a binary file is still refused"
         );
     }
 
