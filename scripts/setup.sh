@@ -111,6 +111,10 @@ if ! setup_has_componentize_py; then
     fi
 fi
 
+# OCR: Tesseract's library and language data, checked by their files
+# (scripts/setup-ocr.sh says which and why).
+source "$(dirname "${BASH_SOURCE[0]}")/setup-ocr.sh"
+
 # Build outside the clone so repeated runs (and CI on the same machine) reuse
 # compiled dependencies; an explicit CARGO_TARGET_DIR wins.
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/kebab-target}"

@@ -202,10 +202,15 @@ fn pages_are_cited_and_bad_pdfs_are_named() {
     assert_eq!(report_item["chunk_count"], 4);
     assert_eq!(report_item["chunker_version"], "pdf-page-v1");
 
+    // An encrypted PDF is not bad input: skipped as unsupported, saying why.
     let enc = item(&report, "encrypted.pdf");
-    assert_eq!(enc["kind"], "error");
+    assert_eq!(
+        (&enc["kind"], &enc["reason"]),
+        (&"skipped".into(), &"unsupported".into()),
+        "{enc}"
+    );
     assert!(
-        enc["error"].as_str().unwrap().contains("encrypted PDF"),
+        enc["warnings"].to_string().contains("encrypted PDF"),
         "{enc}"
     );
     let scanned = item(&report, "scanned.pdf");
@@ -222,7 +227,8 @@ fn pages_are_cited_and_bad_pdfs_are_named() {
             .starts_with("pdf plugin"),
         "{truncated}"
     );
-    assert_eq!(report["errors"], 3);
+    assert_eq!(report["errors"], 2);
+    assert_eq!(report["skipped_unsupported"], 1);
 
     let (hits, code) = kb.search("axolotl population", 3);
     assert_eq!(code, 0);

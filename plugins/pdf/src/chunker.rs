@@ -1,18 +1,23 @@
 //! `pdf-page-v1`: a chunk per page; a page longer than the target is cut at
 //! paragraph (then line) boundaries into pieces that overlap by about
-//! `overlap_tokens`. Every chunk cites its page.
+//! `overlap_tokens`. Every chunk cites its page. The paragraphs OCR read
+//! from a scanned page are packed by the SDK's region chunker, a page at a
+//! time, and cite their page (with the engine's confidence) too.
 
 use kebab_plugin_sdk::text::estimate_tokens;
-use kebab_plugin_sdk::{Chunk, ChunkPolicy, Document};
+use kebab_plugin_sdk::{Chunk, ChunkPolicy, Document, Span, ocr};
 
 /// The chunker label stored with every chunk.
 pub const CHUNKER_VERSION: &str = "pdf-page-v1";
 
-/// Chunk the page blocks of a document.
+/// Chunk the page blocks and OCR'd regions of a document, in block order.
 pub fn chunk(doc: &Document, policy: &ChunkPolicy) -> Vec<Chunk> {
     let target = policy.target_tokens.max(1);
     let mut out = Vec::new();
     for (i, block) in doc.blocks.iter().enumerate() {
+        if matches!(block.span, Span::Region(_)) {
+            continue;
+        }
         for text in split(&block.text, target, policy.overlap_tokens) {
             out.push(Chunk {
                 text,
@@ -22,6 +27,8 @@ pub fn chunk(doc: &Document, policy: &ChunkPolicy) -> Vec<Chunk> {
             });
         }
     }
+    out.extend(ocr::chunk_regions(doc, policy));
+    out.sort_by_key(|c| c.blocks.first().copied());
     out
 }
 

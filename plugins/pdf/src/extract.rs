@@ -1,7 +1,15 @@
-//! PDF bytes → one page block per page with text.
+//! PDF bytes → one page block per page with a text layer, and paragraph
+//! blocks read by OCR from the pages without one (see [`crate::ocr`]).
 
 use kebab_plugin_sdk::{Block, BlockKind, Document, PluginError, Span};
 use lopdf::{Document as Pdf, Object};
+
+use crate::ocr::Scans;
+
+/// A page whose text layer has fewer visible characters than this (none,
+/// or a stray page number or scanner stamp) is read by OCR; what text it
+/// has is kept beside what OCR reads.
+pub const MIN_TEXT_LAYER_CHARS: usize = 16;
 
 /// Parse a PDF into page blocks.
 pub fn parse(bytes: &[u8]) -> Result<Document, PluginError> {
@@ -18,33 +26,51 @@ pub fn parse(bytes: &[u8]) -> Result<Document, PluginError> {
     let title = info_title(&pdf);
     let pages = pdf.get_pages();
     let mut blocks = Vec::new();
-    for &number in pages.keys() {
-        let text = page_text(&pdf, number)?;
-        let text = tidy(&text);
-        if text.is_empty() {
-            continue;
+    let mut scans = Scans::default();
+    for (&number, &page_id) in &pages {
+        let text = tidy(&page_text(&pdf, number)?);
+        if !text.is_empty() {
+            blocks.push(page_block(number, text.clone()));
         }
-        blocks.push(Block {
-            kind: BlockKind::Page,
-            heading_path: Vec::new(),
-            span: Span::Page(number),
-            text,
-            level: None,
-            lang: None,
-        });
+        if !has_text_layer(&text) {
+            blocks.extend(scans.read_page(&pdf, number, page_id));
+        }
     }
     if blocks.is_empty() {
-        return Err(PluginError::Malformed(format!(
-            "no text layer ({} pages, image-only or scanned PDF)",
-            pages.len()
-        )));
+        return Err(scans.failure(pages.len()));
+    }
+    scans.report_skipped();
+    let mut metadata = vec![("page_count".into(), pages.len().to_string())];
+    if scans.candidates > 0 {
+        metadata.push(("ocr_pages".into(), scans.read.to_string()));
     }
     Ok(Document {
         title,
         lang: None,
         blocks,
-        metadata: vec![("page_count".into(), pages.len().to_string())],
+        metadata,
     })
+}
+
+fn page_block(number: u32, text: String) -> Block {
+    Block {
+        kind: BlockKind::Page,
+        heading_path: Vec::new(),
+        span: Span::Page(number),
+        text,
+        level: None,
+        lang: None,
+    }
+}
+
+/// Whether a page's text has at least [`MIN_TEXT_LAYER_CHARS`] visible
+/// characters.
+fn has_text_layer(text: &str) -> bool {
+    text.chars()
+        .filter(|c| !c.is_whitespace())
+        .take(MIN_TEXT_LAYER_CHARS)
+        .count()
+        >= MIN_TEXT_LAYER_CHARS
 }
 
 fn page_text(pdf: &Pdf, number: u32) -> Result<String, PluginError> {

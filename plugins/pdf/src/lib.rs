@@ -1,12 +1,17 @@
-//! The `pdf` plugin: the text layer of each page becomes a block, and the
-//! `pdf-page-v1` chunker makes page-sized chunks (long pages split with
-//! overlap), every one cited by page number.
+//! The `pdf` plugin: the text layer of each page becomes a block; a page
+//! without one (a scan) is read by the host's OCR into paragraph blocks
+//! cited by page and region; the `pdf-page-v1` chunker makes page-sized
+//! chunks (long pages split with overlap), every one cited by page number.
 //!
-//! Encrypted files, files without a text layer and corrupt files are refused
-//! with a message that says which.
+//! Encrypted files, files without a text layer that OCR could not read and
+//! corrupt files are refused with a message that says which.
 
 pub mod chunker;
 pub mod extract;
+pub mod filters;
+pub mod ocr;
+pub mod raster;
+pub mod scan;
 
 use kebab_plugin_sdk::{Chunk, ChunkPolicy, Document, Guest, PluginError, PluginInfo};
 
@@ -18,7 +23,7 @@ impl Guest for PdfPlugin {
         PluginInfo {
             name: "pdf".into(),
             version: env!("CARGO_PKG_VERSION").into(),
-            parser_version: "pdf-extract-0.12".into(),
+            parser_version: "pdf-extract-0.12+ocr-v1".into(),
             chunker_version: chunker::CHUNKER_VERSION.into(),
             handles: vec!["*.pdf".into()],
             accepts_binary: true,
