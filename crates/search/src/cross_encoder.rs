@@ -61,6 +61,7 @@ impl CrossEncoder {
                 0,
                 &library,
                 crate::embed::Workload::Queries,
+                crate::embed::onnx::Inputs::Pairs,
             )?,
             batch_size: batch_size.max(1),
         })
@@ -77,7 +78,7 @@ impl CrossEncoder {
                 .collect();
             let encodings = self
                 .model
-                .tokenizer()
+                .tokenizer()?
                 .encode_batch(owned, true)
                 .map_err(|e| EmbedError::Run(e.to_string()))?;
             let output = self.model.run(&encodings)?;

@@ -10,6 +10,7 @@
 //! It must never know plugins, ingest, the ask pipeline, the app's config
 //! file or any front end.
 
+pub mod cjk;
 pub mod config;
 pub mod cross_encoder;
 pub mod embed;

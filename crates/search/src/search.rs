@@ -122,8 +122,9 @@ pub struct Request<'a> {
     pub fusion: Fusion,
     /// Candidates per channel in hybrid mode.
     pub candidates: usize,
-    /// Korean analyzer for the query (the chunks' morphemes are indexed).
-    pub korean: Option<&'a crate::korean::KoreanAnalyzer>,
+    /// Korean, Japanese and Chinese analysis of the query (the chunks'
+    /// words are indexed the same way).
+    pub cjk: Option<&'a crate::cjk::CjkAnalyzer>,
     /// Cross-encoder that reorders the best hits (`[search.rerank]`).
     pub rerank: Option<&'a Reranker>,
 }
@@ -248,7 +249,7 @@ pub fn candidates(
     };
     let lexical_query = match request.mode {
         Mode::Vector => None,
-        _ => Some(korean_query_terms(request.korean, &content_terms(&terms)))
+        _ => Some(cjk_query_terms(request.cjk, &content_terms(&terms)))
             .filter(|terms| !terms.is_empty()),
     };
     let vector_channel = match request.mode {
@@ -423,21 +424,19 @@ pub fn rank(
     Ok(out)
 }
 
-/// Query terms plus the morphemes of their Korean words, so 서울에서 in a
-/// query also looks for 서울 (the same analysis the chunks got).
-fn korean_query_terms(
-    korean: Option<&crate::korean::KoreanAnalyzer>,
-    terms: &[String],
-) -> Vec<String> {
-    let Some(analyzer) = korean else {
+/// Query terms plus the words of their Korean, Japanese and Chinese runs,
+/// so 서울에서 in a query also looks for 서울 and 東京都に住んで for 東京
+/// and 住む (the same analysis the chunks got).
+fn cjk_query_terms(cjk: Option<&crate::cjk::CjkAnalyzer>, terms: &[String]) -> Vec<String> {
+    let Some(analyzer) = cjk else {
         return terms.to_vec();
     };
     let mut out = terms.to_vec();
     for t in terms {
-        if let Ok(Some(morphemes)) = analyzer.morphemes(t) {
-            for m in query_terms(&morphemes) {
-                if !out.contains(&m) {
-                    out.push(m);
+        if let Ok(Some(words)) = analyzer.query_morphemes(t) {
+            for w in query_terms(&words) {
+                if !out.contains(&w) {
+                    out.push(w);
                 }
             }
         }

@@ -227,29 +227,6 @@ impl Store {
         tx.commit()?;
         Ok(())
     }
-
-    /// Chunks not yet analysed for Korean: `(chunk_id, text)`.
-    pub fn chunks_missing_korean(&self, limit: usize) -> Result<Vec<(String, String)>, StoreError> {
-        let mut stmt = self.conn.prepare_cached(
-            "SELECT chunk_id, text FROM chunks WHERE tokenized_korean_text IS NULL LIMIT ?1",
-        )?;
-        let rows = stmt.query_map(params![limit as i64], |r| Ok((r.get(0)?, r.get(1)?)))?;
-        Ok(rows.collect::<Result<_, _>>()?)
-    }
-
-    /// Store Korean morphemes (`""` = no Hangul) for chunks; the FTS row is
-    /// rebuilt by the update trigger.
-    pub fn set_korean_tokens(&mut self, tokens: &[(String, String)]) -> Result<(), StoreError> {
-        let tx = self.write_tx()?;
-        for (id, t) in tokens {
-            tx.execute(
-                "UPDATE chunks SET tokenized_korean_text = ?2 WHERE chunk_id = ?1",
-                params![id, t],
-            )?;
-        }
-        tx.commit()?;
-        Ok(())
-    }
 }
 
 #[cfg(test)]

@@ -8,6 +8,12 @@
 //! Readers (search, `kebab doctor`) ask the same question
 //! ([`Store::full_text_damage`]) and say what is wrong until an ingest
 //! rebuilds it.
+//!
+//! The lexical index's change log (`lexical_log`) is derived data too: a
+//! table dropped or altered, or a sequence number past [`MAX_LOG_SEQ`]
+//! (where the next change would overflow), is made again empty, every
+//! chunk logged anew and the lexical index set aside to be rebuilt
+//! ([`Store::heal_lexical_log`]); readers meanwhile search FTS5.
 
 use std::collections::HashMap;
 
@@ -33,6 +39,11 @@ const RELOG_EVERY_CHUNK: &str = "INSERT INTO lexical_log(chunk_rowid) SELECT row
 /// small b-tree (~1 ms at 100k chunks) where `count(*)` on the table itself
 /// reads every row's text (~80 ms): search asks on every new index version.
 const FTS_ROW_COUNT: &str = "SELECT count(*) FROM chunks_fts_docsize";
+
+/// The highest `lexical_log` sequence number a sound index reaches: far
+/// past any real number of changes, and far enough from `i64::MAX` that
+/// nothing computed from it overflows.
+pub const MAX_LOG_SEQ: i64 = 1 << 62;
 
 /// `(type, name, sql)` of one object of the full-text index.
 type FtsObject = (String, String, String);
@@ -93,7 +104,75 @@ pub(crate) fn fill_full_text(conn: &Connection) -> rusqlite::Result<()> {
     conn.execute_batch(FTS_ROWS)
 }
 
+/// The SQL the migrations create `lexical_log` with.
+fn defined_log_table() -> Result<String, StoreError> {
+    let reference = Connection::open_in_memory()?;
+    for (_, _, sql) in MIGRATIONS {
+        reference.execute_batch(sql)?;
+    }
+    Ok(log_table(&reference)?.unwrap_or_default())
+}
+
+/// The SQL `lexical_log` has in `conn`, if it exists.
+fn log_table(conn: &Connection) -> Result<Option<String>, StoreError> {
+    use rusqlite::OptionalExtension;
+    Ok(conn
+        .query_row(
+            "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'lexical_log'",
+            [],
+            |r| r.get(0),
+        )
+        .optional()?)
+}
+
+/// What is wrong with the lexical change log in `conn` (compared with
+/// `defined`, its SQL), if anything.
+fn log_damage(conn: &Connection, defined: &str) -> Result<Option<String>, StoreError> {
+    match log_table(conn)? {
+        None => return Ok(Some("table lexical_log missing".into())),
+        Some(sql) if sql != defined => return Ok(Some("table lexical_log altered".into())),
+        Some(_) => {}
+    }
+    let seq: i64 = conn.query_row(
+        "SELECT max(coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'lexical_log'), 0),
+                    coalesce((SELECT max(seq) FROM lexical_log), 0))",
+        [],
+        |r| r.get(0),
+    )?;
+    Ok((seq > MAX_LOG_SEQ).then(|| format!("lexical_log sequence at {seq}, past {MAX_LOG_SEQ}")))
+}
+
 impl Store {
+    /// Rebuild the lexical change log when it was dropped, altered or
+    /// pushed past [`MAX_LOG_SEQ`] (see the module doc): made again, every
+    /// chunk logged anew, and the lexical index's commit removed so the
+    /// run's end builds it again from the chunks. Meant for a writer
+    /// holding the writer lock. What was wrong, when anything was.
+    pub fn heal_lexical_log(&mut self) -> Result<Option<String>, StoreError> {
+        let defined = defined_log_table()?;
+        let tx = self.write_tx()?;
+        let Some(wrong) = log_damage(&tx, &defined)? else {
+            return Ok(None);
+        };
+        tracing::warn!(problem = %wrong, "rebuilding the lexical change log");
+        tx.execute_batch("DROP TABLE IF EXISTS lexical_log")?;
+        tx.execute_batch(&defined)?;
+        tx.execute_batch(RELOG_EVERY_CHUNK)?;
+        tx.commit()?;
+        if let Some(dir) = &self.lexical_dir {
+            match std::fs::remove_file(dir.join("meta.json")) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => return Err(crate::lexical::LexicalError::Io(e).into()),
+            }
+        }
+        *self.lexical.borrow_mut() = None;
+        Ok(Some(format!(
+            "the lexical index's change log was damaged ({wrong}): made it again; the lexical \
+             index is rebuilt from the chunks"
+        )))
+    }
+
     /// What is wrong with the full-text index, when anything is (see the
     /// module doc): read in one snapshot, so a concurrent ingest's commit
     /// never shows as rows out of step. For readers; the rebuild is
@@ -179,19 +258,20 @@ mod tests {
                 .replace_document(&doc(&format!("{i}.md"), text))
                 .unwrap();
         }
-        let ids: Vec<(String, String)> = store.chunks_missing_korean(10).unwrap();
-        let tokens: Vec<(String, String)> = ids
+        let tokens: Vec<(String, String)> = store
+            .chunks_missing_analysis(10)
+            .unwrap()
             .into_iter()
-            .map(|(id, text)| {
-                let t = if text.starts_with('서') {
+            .map(|p| {
+                let t = if p.text.starts_with('서') {
                     "서울 에서"
                 } else {
                     ""
                 };
-                (id, t.to_string())
+                (p.chunk_id, t.to_string())
             })
             .collect();
-        store.set_korean_tokens(&tokens).unwrap();
+        store.set_analysed_words(&tokens).unwrap();
         let written = fts_rows(&store);
         assert!(
             written.iter().any(|r| r.4 == "서울 에서 서울에서 만나요"),

@@ -33,7 +33,7 @@
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashSet};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
 
 use kebab_core::analysis;
@@ -171,41 +171,88 @@ pub(crate) fn indexed_text(korean: Option<&str>, text: &str) -> String {
 /// without the lock that keeps a writer's clean-up from deleting segments
 /// while they are opened, rather than failing: should a writer elsewhere
 /// clean up at that moment, opening fails and search answers from FTS5.
+///
+/// It remembers every file it mapped and the length it had: reading a
+/// mapped file that was since cut short (truncated in place) kills the
+/// process with SIGBUS, so a reader checks the lengths ([`Mapped::intact`])
+/// before each search and goes without the index when one shrank.
 #[derive(Debug, Clone)]
-struct IndexDir(MmapDirectory);
+struct IndexDir {
+    inner: MmapDirectory,
+    root: PathBuf,
+    mapped: Mapped,
+}
+
+/// The files an [`IndexDir`] mapped: path, length and inode then.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Mapped(Arc<Mutex<Vec<(PathBuf, u64, u64)>>>);
+
+impl Mapped {
+    fn note(&self, path: PathBuf, len: u64) {
+        use std::os::unix::fs::MetadataExt;
+        let Ok(meta) = std::fs::metadata(&path) else {
+            return;
+        };
+        if let Ok(mut files) = self.0.lock()
+            && !files.iter().any(|(p, _, _)| *p == path)
+        {
+            files.push((path, len, meta.ino()));
+        }
+    }
+
+    /// Why reading the mapped files could crash the process — one was cut
+    /// shorter than it was mapped, in place — if one was. A file removed,
+    /// or replaced by another, leaves the mapped one intact.
+    pub(crate) fn damage(&self) -> Option<String> {
+        use std::os::unix::fs::MetadataExt;
+        let files = self.0.lock().ok()?;
+        files
+            .iter()
+            .find_map(|(path, len, ino)| match std::fs::metadata(path) {
+                Ok(meta) if meta.ino() == *ino && meta.len() < *len => Some(format!(
+                    "{} was cut from {len} to {} bytes under the open index",
+                    path.display(),
+                    meta.len()
+                )),
+                _ => None,
+            })
+    }
+}
 
 impl Directory for IndexDir {
     fn get_file_handle(&self, path: &Path) -> Result<Arc<dyn FileHandle>, OpenReadError> {
-        self.0.get_file_handle(path)
+        let handle = self.inner.get_file_handle(path)?;
+        self.mapped.note(self.root.join(path), handle.len() as u64);
+        Ok(handle)
     }
 
     fn delete(&self, path: &Path) -> Result<(), DeleteError> {
-        self.0.delete(path)
+        self.inner.delete(path)
     }
 
     fn exists(&self, path: &Path) -> Result<bool, OpenReadError> {
-        self.0.exists(path)
+        self.inner.exists(path)
     }
 
     fn open_write(&self, path: &Path) -> Result<WritePtr, OpenWriteError> {
-        self.0.open_write(path)
+        self.inner.open_write(path)
     }
 
     fn atomic_read(&self, path: &Path) -> Result<Vec<u8>, OpenReadError> {
-        self.0.atomic_read(path)
+        self.inner.atomic_read(path)
     }
 
     fn atomic_write(&self, path: &Path, data: &[u8]) -> std::io::Result<()> {
-        self.0.atomic_write(path, data)
+        self.inner.atomic_write(path, data)
     }
 
     fn sync_directory(&self) -> std::io::Result<()> {
-        self.0.sync_directory()
+        self.inner.sync_directory()
     }
 
     fn acquire_lock(&self, lock: &Lock) -> Result<DirectoryLock, LockError> {
         use std::io::ErrorKind::{PermissionDenied, ReadOnlyFilesystem};
-        match self.0.acquire_lock(lock) {
+        match self.inner.acquire_lock(lock) {
             Err(LockError::IoError(e))
                 if lock.filepath == META_LOCK.filepath
                     && matches!(e.kind(), PermissionDenied | ReadOnlyFilesystem) =>
@@ -217,18 +264,23 @@ impl Directory for IndexDir {
     }
 
     fn watch(&self, callback: WatchCallback) -> tantivy::Result<WatchHandle> {
-        self.0.watch(callback)
+        self.inner.watch(callback)
     }
 }
 
 /// Open the index in `dir` with kebab's analyser registered, refusing one
 /// of another layout; the `lexical_log` sequence number it holds.
-fn open_index(dir: &Path) -> Result<(Index, Fields, i64), LexicalError> {
-    let index = Index::open(IndexDir(MmapDirectory::open(dir)?))?;
+fn open_index(dir: &Path) -> Result<(Index, Fields, i64, Mapped), LexicalError> {
+    let mapped = Mapped::default();
+    let index = Index::open(IndexDir {
+        inner: MmapDirectory::open(dir)?,
+        root: dir.to_path_buf(),
+        mapped: mapped.clone(),
+    })?;
     let seq = payload_seq(&index)?;
     let fields = fields_of(&index)?;
     index.tokenizers().register(ANALYZER, Analyzer);
-    Ok((index, fields, seq))
+    Ok((index, fields, seq, mapped))
 }
 
 fn payload_seq(index: &Index) -> Result<i64, LexicalError> {
@@ -280,6 +332,8 @@ pub struct LexicalReader {
     stamp: MetaStamp,
     seq: i64,
     pending: PendingChunks,
+    /// The files its segments are mapped from.
+    mapped: Mapped,
 }
 
 impl std::fmt::Debug for LexicalReader {
@@ -297,7 +351,7 @@ impl LexicalReader {
         if stamp.is_none() {
             return Ok(None);
         }
-        let (index, fields, seq) = open_index(dir)?;
+        let (index, fields, seq, mapped) = open_index(dir)?;
         let reader = index
             .reader_builder()
             .reload_policy(ReloadPolicy::Manual)
@@ -308,7 +362,14 @@ impl LexicalReader {
             stamp,
             seq,
             pending: PendingChunks::default(),
+            mapped,
         }))
+    }
+
+    /// Why this view can no longer be read safely (a mapped file was cut
+    /// short under it), if so: see [`IndexDir`].
+    pub(crate) fn damage(&self) -> Option<String> {
+        self.mapped.damage()
     }
 
     /// The last `lexical_log` sequence number whose change this view holds.
@@ -690,7 +751,7 @@ pub(crate) fn segment_ids(dir: &Path) -> Result<SegmentIds, LexicalError> {
     if meta_stamp(dir).is_none() {
         return Ok(SegmentIds::new());
     }
-    let (index, _, _) = open_index(dir)?;
+    let (index, _, _, _) = open_index(dir)?;
     Ok(index.searchable_segment_ids()?.into_iter().collect())
 }
 
@@ -744,7 +805,7 @@ impl LexicalWriter {
     /// Open the index in `dir` to change it, with one indexing thread, or
     /// up to four when `many` chunks are to be written.
     pub(crate) fn open(dir: &Path, many: bool) -> Result<LexicalWriter, LexicalError> {
-        let (index, fields, _) = open_index(dir)?;
+        let (index, fields, _, _) = open_index(dir)?;
         let committed: IndexReader = index
             .reader_builder()
             .reload_policy(ReloadPolicy::Manual)
@@ -853,7 +914,7 @@ impl LexicalWriter {
 /// run wrote (with any older segment tantivy merged into those
 /// meanwhile), not the index's size.
 pub(crate) fn merge_added(dir: &Path, before: &SegmentIds) -> Result<(), LexicalError> {
-    let (index, _, _) = open_index(dir)?;
+    let (index, _, _, _) = open_index(dir)?;
     let mut writer: tantivy::IndexWriter<TantivyDocument> =
         index.writer_with_num_threads(1, WRITER_BUDGET_PER_THREAD)?;
     let added: Vec<SegmentId> = index

@@ -97,7 +97,7 @@ impl PendingChunks {
         if self.first != Some(first) {
             *self = PendingChunks {
                 first: Some(first),
-                upto: (first - 1).max(applied),
+                upto: first.saturating_sub(1).max(applied),
                 ..PendingChunks::default()
             };
         }

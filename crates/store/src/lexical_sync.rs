@@ -87,19 +87,26 @@ fn out_of_step(
     span: Option<(i64, i64)>,
 ) -> Result<Option<String>, StoreError> {
     let last = last_seq(conn)?;
-    let first = span.map_or(last + 1, |(first, _)| first);
-    Ok(if seq > last {
-        Some(format!(
-            "it holds changes up to {seq}, the chunks only up to {last}"
-        ))
-    } else if seq < first - 1 {
-        Some(format!(
-            "it holds changes up to {seq}, and those up to {} were dropped unapplied",
-            first - 1
-        ))
-    } else {
-        None
-    })
+    let first = span.map_or(last.saturating_add(1), |(first, _)| first);
+    Ok(
+        if last > crate::heal::MAX_LOG_SEQ || seq > crate::heal::MAX_LOG_SEQ {
+            Some(format!(
+                "the change log's sequence is at {}, past its bound",
+                last.max(seq)
+            ))
+        } else if seq > last {
+            Some(format!(
+                "it holds changes up to {seq}, the chunks only up to {last}"
+            ))
+        } else if seq < first.saturating_sub(1) {
+            Some(format!(
+                "it holds changes up to {seq}, and those up to {} were dropped unapplied",
+                first.saturating_sub(1)
+            ))
+        } else {
+            None
+        },
+    )
 }
 
 impl Store {
@@ -124,11 +131,27 @@ impl Store {
                 None
             });
         }
+        if let Some(why) = slot.as_ref().and_then(|r| r.damage()) {
+            // Reading on would crash the process (SIGBUS): drop the view;
+            // the next open reads the files as they are now, and the next
+            // ingest rebuilds an index that does not open.
+            tracing::warn!(reason = %why, "lexical index damaged under a reader: searching FTS5");
+            *slot = None;
+            return Ok(None);
+        }
         let Some(reader) = slot.as_mut() else {
             return Ok(None);
         };
         let snapshot = self.conn.unchecked_transaction()?;
-        let span = log_span(&snapshot)?;
+        // A change log that cannot be read (dropped, say) is damage the
+        // next ingest rebuilds; meanwhile FTS5 answers.
+        let span = match log_span(&snapshot) {
+            Ok(span) => span,
+            Err(e) => {
+                tracing::warn!(error = %e, "the lexical change log cannot be read: searching FTS5");
+                return Ok(None);
+            }
+        };
         if let Some(why) = out_of_step(&snapshot, reader.seq(), span)? {
             tracing::debug!(reason = %why, "lexical index out of step: searching FTS5");
             return Ok(None);
@@ -141,9 +164,18 @@ impl Store {
             tracing::debug!("too many chunks changed since the lexical index: searching FTS5");
             return Ok(None);
         }
-        let result = f(reader)?;
+        // A damaged index can make tantivy panic (a file rewritten with
+        // other bytes under the map): served around like any damage.
+        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(reader)));
         drop(snapshot);
-        Ok(Some(result))
+        match result {
+            Ok(result) => Ok(Some(result?)),
+            Err(_) => {
+                tracing::warn!("the lexical index failed a search (damaged?): searching FTS5");
+                *slot = None;
+                Ok(None)
+            }
+        }
     }
 
     /// Whether the lexical index answers searches, and if not why
@@ -161,7 +193,15 @@ impl Store {
             Err(e) => return Ok(LexicalState::Unreadable(e.to_string())),
         };
         let snapshot = self.conn.unchecked_transaction()?;
-        if let Some(why) = out_of_step(&snapshot, reader.seq(), log_span(&snapshot)?)? {
+        let span = match log_span(&snapshot) {
+            Ok(span) => span,
+            Err(e) => {
+                return Ok(LexicalState::OutOfStep(format!(
+                    "its change log cannot be read ({e})"
+                )));
+            }
+        };
+        if let Some(why) = out_of_step(&snapshot, reader.seq(), span)? {
             return Ok(LexicalState::OutOfStep(why));
         }
         Ok(match chunks_logged_after(&snapshot, reader.seq())? {

@@ -13,6 +13,7 @@
 //! plainly. The full-text table, derived from the chunks, is rebuilt by
 //! ingest when it was dropped or fell out of step (`heal.rs`).
 
+mod analysis;
 mod answers;
 mod documents;
 mod embeddings;
@@ -30,6 +31,7 @@ mod stats;
 pub mod vector;
 pub mod writer_lock;
 
+pub use analysis::PendingAnalysis;
 pub use answers::{AnswerRow, SessionDeleted, SessionRow, StoredTurn, TurnRow};
 pub use documents::{DocRow, IndexedDoc, NewBlock, NewChunk, NewDocument, WriteOutcome};
 pub use embeddings::{CachedVector, EmbeddingRecord, MissingVector, ModelKey, text_hash};
@@ -37,7 +39,10 @@ pub use lexical_pending::LEXICAL_MAX_PENDING;
 pub use lexical_sync::{LEXICAL_APPLY_EVERY, LexicalState, LexicalSync};
 pub use lookup::{ChunkRow, DocRef};
 pub use retrieval::{ChunkFilter, HitRow};
-pub use roots::{MAX_ROOT_NAME, Root, WatchState, check_root_name, root_name_for};
+pub use roots::{
+    MAX_ROOT_NAME, Root, WatchState, check_root_name, check_user_root_name, is_reserved_root_name,
+    root_name_for,
+};
 pub use stats::IndexStats;
 
 use std::collections::BTreeMap;
@@ -130,6 +135,9 @@ pub enum StoreError {
          with `.` or `-`"
     )]
     BadRootName(String),
+    /// A root name kept for kebab's own roots.
+    #[error("`{0}` is reserved: names starting with `_` belong to kebab's own roots (`_external`)")]
+    ReservedRootName(String),
     /// A root of that name, or for that directory, exists.
     #[error("the index already has a root `{0}` (for that name or that directory)")]
     RootExists(String),

@@ -60,8 +60,25 @@ pub fn check_root_name(name: &str) -> Result<(), StoreError> {
     }
 }
 
+/// Whether `name` is kept for kebab's own roots (`_external`, the one-off
+/// documents): every name starting with `_`.
+pub fn is_reserved_root_name(name: &str) -> bool {
+    name.starts_with('_')
+}
+
+/// Whether a person may give a root the name `name`: one
+/// [`check_root_name`] takes that is not reserved.
+pub fn check_user_root_name(name: &str) -> Result<(), StoreError> {
+    check_root_name(name)?;
+    if is_reserved_root_name(name) {
+        return Err(StoreError::ReservedRootName(name.to_string()));
+    }
+    Ok(())
+}
+
 /// A root name made from a directory's name: characters a name cannot hold
-/// become `-`, and an empty result is `root`.
+/// become `-`, leading `.`, `-` and `_` are dropped (names starting with
+/// `_` are reserved), and an empty result is `root`.
 pub fn root_name_for(dir: &Path) -> String {
     let base = dir
         .file_name()
@@ -78,7 +95,7 @@ pub fn root_name_for(dir: &Path) -> String {
         })
         .take(MAX_ROOT_NAME - 4)
         .collect();
-    name = name.trim_start_matches(['.', '-']).to_string();
+    name = name.trim_start_matches(['.', '-', '_']).to_string();
     if name.is_empty() {
         "root".to_string()
     } else {
@@ -189,7 +206,7 @@ impl Store {
     /// Give the root `name` the name `new_name`; its documents and their
     /// IDs stay as they are.
     pub fn rename_root(&mut self, name: &str, new_name: &str) -> Result<(), StoreError> {
-        check_root_name(new_name)?;
+        check_user_root_name(new_name)?;
         if self.root_named(new_name)?.is_some() {
             return Err(StoreError::RootExists(new_name.to_string()));
         }
@@ -450,6 +467,17 @@ mod tests {
         assert_eq!(store.free_root_name("abs").unwrap(), "abs-2");
         assert_eq!(root_name_for(Path::new("/home/me/My Notes")), "My-Notes");
         assert_eq!(root_name_for(Path::new("/")), "root");
+        assert_eq!(root_name_for(Path::new("/x/_external")), "external");
+        assert!(check_root_name("_external").is_ok(), "kebab's own root");
+        assert!(matches!(
+            check_user_root_name("_external"),
+            Err(StoreError::ReservedRootName(_))
+        ));
+        assert!(matches!(
+            store.rename_root("abs", "_mine"),
+            Err(StoreError::ReservedRootName(_))
+        ));
+        assert!(check_user_root_name("notes_2").is_ok());
         let nested = store.add_root("deep", Path::new("/abs/deep"), &[]).unwrap();
         let found = store.root_containing(Path::new("/abs/deep/x.md")).unwrap();
         assert_eq!(found.map(|r| r.name), Some(nested.name));

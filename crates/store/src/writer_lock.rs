@@ -30,6 +30,10 @@ pub enum LockError {
     /// Ctrl-C while waiting for the other writer.
     #[error("interrupted while waiting for another writer to finish")]
     Interrupted,
+    /// A process of another user holds the lock: it would be waited for
+    /// without end.
+    #[error("the writer lock {path} is held by pid {pid} of another user (uid {uid})")]
+    OtherUser { path: PathBuf, pid: u32, uid: u32 },
 }
 
 /// The held lock; released when dropped.
@@ -75,6 +79,16 @@ impl WriterLock {
             match file.try_lock() {
                 Ok(()) => break,
                 Err(TryLockError::WouldBlock) => {
+                    if let Some(other) = lock_file::holders(&file)
+                        .into_iter()
+                        .find(|h| h.is_other_user())
+                    {
+                        return Err(LockError::OtherUser {
+                            path,
+                            pid: other.pid,
+                            uid: other.uid.unwrap_or_default(),
+                        });
+                    }
                     if !told {
                         on_wait(&read_holder(&mut file));
                         told = true;

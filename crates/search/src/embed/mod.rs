@@ -11,6 +11,7 @@ pub mod onnx;
 pub mod pull;
 pub mod remote;
 pub mod runtime;
+pub mod unigram;
 
 use std::path::{Path, PathBuf};
 
@@ -206,6 +207,12 @@ pub struct EmbeddingConfig {
 /// Largest embedding dimension a setting takes.
 pub const MAX_DIMENSIONS: usize = 1 << 16;
 
+/// Most texts per model call `[models.embedding] batch_size` takes.
+pub const MAX_BATCH_SIZE: usize = 4096;
+
+/// Longest token limit per text `[models.embedding] max_length` takes.
+pub const MAX_LENGTH: usize = 1 << 16;
+
 /// Most threads `[models.embedding] threads` takes.
 pub const MAX_THREADS: usize = 1024;
 
@@ -216,7 +223,13 @@ impl EmbeddingConfig {
         at_most("timeout_secs", self.timeout_secs, MAX_TIMEOUT_SECS)
             .and_then(|()| at_most("dimensions", self.dimensions.unwrap_or(0), MAX_DIMENSIONS))
             .and_then(|()| at_most("threads", self.threads, MAX_THREADS))
-            .map_err(|e| format!("[models.embedding] {e}"))
+            .and_then(|()| at_most("batch_size", self.batch_size, MAX_BATCH_SIZE))
+            .and_then(|()| at_most("max_length", self.max_length.unwrap_or(0), MAX_LENGTH))
+            .map_err(|e| format!("[models.embedding] {e}"))?;
+        if self.batch_size == 0 {
+            return Err("[models.embedding] batch_size must be at least 1".into());
+        }
+        Ok(())
     }
 }
 
@@ -498,6 +511,7 @@ impl Embedder {
                     spec.threads,
                     &library,
                     workload,
+                    onnx::Inputs::Texts,
                 )?))
             }
             ModelSource::Remote {
@@ -569,11 +583,7 @@ impl Embedder {
     ) -> Result<Vec<Vec<f32>>, EmbedError> {
         let mut rows: Vec<onnx::TokenRow> = Vec::with_capacity(texts.len());
         for slice in texts.chunks(self.spec.batch_size) {
-            let encodings = model
-                .tokenizer()
-                .encode_batch(slice.to_vec(), true)
-                .map_err(|e| EmbedError::Run(e.to_string()))?;
-            rows.extend(encodings.into_iter().map(onnx::TokenRow::from));
+            rows.extend(model.encode_rows(slice)?);
         }
         let mut order: Vec<usize> = (0..texts.len()).collect();
         order.sort_by_key(|&i| rows[i].len());
@@ -658,11 +668,9 @@ pub fn batch_sizes(
 /// One vector per text from a local model: its token embeddings
 /// mean-pooled, or its output as is when the model pools itself.
 fn pooled(model: &onnx::OnnxModel, texts: &[String]) -> Result<Vec<Vec<f32>>, EmbedError> {
-    let encodings = model
-        .tokenizer()
-        .encode_batch(texts.to_vec(), true)
-        .map_err(|e| EmbedError::Run(e.to_string()))?;
-    pool(model.run(&encodings)?)
+    let rows = model.encode_rows(texts)?;
+    let rows: Vec<onnx::Row<'_>> = rows.iter().map(onnx::TokenRow::row).collect();
+    pool(model.run_rows(&rows, false)?)
 }
 
 /// The vectors of one model output (see [`pooled`]).
