@@ -43,23 +43,6 @@ fn notes(resp: &Value) -> String {
         .unwrap_or_default()
 }
 
-/// The `error.v1` a failed `--json` call printed on stderr, and its exit code.
-fn error_of(kb: &Kb, args: &[&str]) -> (Value, i32) {
-    let mut all = vec!["--json"];
-    all.extend_from_slice(args);
-    let out = kb.run(&all);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    let line = stderr
-        .lines()
-        .rev()
-        .find(|l| l.starts_with('{'))
-        .unwrap_or_else(|| panic!("no error.v1 on stderr for {args:?}: {stderr}"));
-    (
-        serde_json::from_str(line).unwrap_or_else(|e| panic!("{line}: {e}")),
-        out.status.code().expect("exit code"),
-    )
-}
-
 /// An index of the sample notes with vectors, and how many chunks it has.
 fn embedded_kb() -> (Kb, usize) {
     let kb = Kb::with_config(&embedding_config());
@@ -216,7 +199,7 @@ fn a_garbled_vector_manifest_leaves_lexical_search_working_until_ingest_rebuilds
             );
         }
         // A vector search cannot: a typed error with the way out.
-        let (err, code) = error_of(&kb, &["search", PARAPHRASE, "--mode", "vector"]);
+        let (err, code) = kb.error(&["search", PARAPHRASE, "--mode", "vector"], &[]);
         assert_eq!(code, 2, "{err}");
         let message = err["message"].as_str().unwrap();
         assert!(
@@ -281,7 +264,7 @@ fn a_dropped_or_emptied_full_text_index_is_rebuilt_by_ingest() {
         drop(db);
 
         // Without vectors a search is lexical: it says why it cannot run.
-        let (err, code) = error_of(&kb, &["search", WORD]);
+        let (err, code) = kb.error(&["search", WORD], &[]);
         assert_eq!(
             (code, err["code"].as_str()),
             (2, Some("full_text_index_damaged")),
@@ -374,7 +357,7 @@ fn a_damaged_full_text_index_is_reported_by_doctor_and_search_until_ingest_rebui
         );
 
         // A lexical search: a typed error with the way out, no raw SQL.
-        let (err, code) = error_of(&kb, &["search", WORD, "--mode", "lexical"]);
+        let (err, code) = kb.error(&["search", WORD, "--mode", "lexical"], &[]);
         assert_eq!(code, 2, "{breakage}: {err}");
         assert_eq!(err["code"], "full_text_index_damaged", "{breakage}: {err}");
         let message = err["message"].as_str().unwrap();
@@ -457,7 +440,7 @@ fn a_damaged_index_file_is_called_damaged_and_never_blamed_on_another_writer() {
             vec!["search", WORD],
             vec!["ingest", corpus.path().to_str().unwrap()],
         ] {
-            let (err, code) = error_of(&kb, &args);
+            let (err, code) = kb.error(&args, &[]);
             assert_eq!(code, 2, "{what} {args:?}: {err}");
             assert_eq!(err["code"], "index_damaged", "{what} {args:?}: {err}");
             let message = err["message"].as_str().unwrap();

@@ -1186,3 +1186,197 @@ fn a_request_body_over_4_mib_is_refused_with_413_on_every_route() {
     assert_eq!(fine.status, 200, "{fine:?}");
     assert_eq!(server.terminate(), 0, "{}", server.stderr());
 }
+
+/// Send `head` (request line and headers, no body) and read the answer.
+fn headers_only(addr: &str, head: &str) -> (Answer, Duration) {
+    let started = Instant::now();
+    let mut stream = TcpStream::connect(addr).expect("connect");
+    stream
+        .set_read_timeout(Some(Duration::from_secs(60)))
+        .unwrap();
+    stream.write_all(head.as_bytes()).unwrap();
+    let answer = answer(stream);
+    (answer, started.elapsed())
+}
+
+#[test]
+fn an_oversized_body_is_refused_with_413_as_soon_as_its_length_is_announced() {
+    let kb = lexical_kb("");
+    let server = Server::start(&kb, &[], &[]);
+    let addr = server.addr.clone();
+    for path in ["/v1/search", "/v1/bulk_search", "/mcp"] {
+        let head = format!(
+            "POST {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
+             Accept: application/json, text/event-stream\r\nContent-Length: 104857600\r\n\
+             Connection: close\r\n\r\n"
+        );
+        let (a, took) = headers_only(&addr, &head);
+        assert_eq!(a.status, 413, "{path}: {a:?}");
+        assert!(
+            took < Duration::from_secs(3),
+            "{path}: answered after {took:?}"
+        );
+        let error = a.json();
+        assert_eq!(error["schema_version"], "error.v1", "{path}: {error}");
+    }
+}
+
+#[test]
+fn unknown_and_oversized_session_ids_are_refused_plainly() {
+    let kb = lexical_kb("");
+    let server = Server::start(&kb, &[], &[]);
+    let a = server.get("/v1/show_session?session_id=no-such-session", &[]);
+    assert_eq!(a.status, 404, "{a:?}");
+    assert_eq!(a.json()["code"], "session_not_found", "{a:?}");
+    let long = "x".repeat(10_000);
+    let a = http(
+        &server.addr,
+        "POST",
+        "/mcp",
+        &[
+            ("Host", server.addr.as_str()),
+            ("Content-Type", "application/json"),
+            ("Accept", "application/json, text/event-stream"),
+            ("Mcp-Session-Id", long.as_str()),
+        ],
+        Some(r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#),
+    );
+    assert_eq!(a.status, 400, "{a:?}");
+    assert_eq!(a.json()["code"], "invalid_input", "{a:?}");
+    let a = server.get("/healthz", &[]);
+    assert_eq!(a.status, 200, "the server goes on: {a:?}");
+}
+
+#[test]
+fn a_blank_token_is_an_error_not_an_open_server() {
+    let kb = lexical_kb("");
+    for blank in ["", "   ", "\t"] {
+        let out = kb
+            .cmd(&["--json", "serve", "--listen", "127.0.0.1:0"])
+            .env("KEBAB_SERVE_TOKEN", blank)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{blank:?}: {stderr}");
+        let err: Value = serde_json::from_str(stderr.trim().lines().last().unwrap()).unwrap();
+        assert_eq!(err["code"], "invalid_input", "{err}");
+        assert!(err["message"].as_str().unwrap().contains("blank"), "{err}");
+    }
+}
+
+/// The server's resident memory, in MiB.
+fn rss_mib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let kib: u64 = status
+        .lines()
+        .find(|l| l.starts_with("VmRSS:"))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|n| n.parse().ok())
+        .unwrap();
+    kib >> 10
+}
+
+/// One MCP `initialize` over raw HTTP: the status and `Retry-After`.
+fn initialize(addr: &str) -> (u16, Option<String>) {
+    let body = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"flood","version":"1"}}}"#;
+    let a = http(
+        addr,
+        "POST",
+        "/mcp",
+        &[
+            ("Host", addr),
+            ("Content-Type", "application/json"),
+            ("Accept", "application/json, text/event-stream"),
+        ],
+        Some(body),
+    );
+    (a.status, a.header("retry-after").map(String::from))
+}
+
+#[test]
+fn a_flood_of_mcp_sessions_is_bounded_and_idle_sessions_make_room() {
+    let kb = lexical_kb("");
+    let server = Server::start(&kb, &[], &[]);
+    let addr = server.addr.clone();
+    let before = rss_mib(server.child.id());
+    // Past the bound (1 024 sessions) within seconds: new sessions are
+    // refused with 503 and Retry-After, never by growing without end.
+    let mut refused = 0;
+    for _ in 0..1_300 {
+        let (status, retry) = initialize(&addr);
+        match status {
+            200 => {}
+            503 => {
+                assert!(retry.is_some(), "503 without Retry-After");
+                refused += 1;
+            }
+            other => panic!("initialize answered {other}"),
+        }
+    }
+    assert!(refused >= 200, "only {refused} of 1 300 refused");
+    let grown = rss_mib(server.child.id()).saturating_sub(before);
+    assert!(
+        grown < 300,
+        "the server grew by {grown} MiB for bounded sessions"
+    );
+    // A working client still gets through once sessions sit idle.
+    std::thread::sleep(Duration::from_secs(11));
+    let (status, _) = initialize(&addr);
+    assert_eq!(status, 200, "an idle session should have made room");
+    let steps = json!([call("search", json!({"query": "raft"}))]);
+    let r = report(server.client(json!({}), &steps));
+    assert!(r.to_string().contains("raft"), "{r}");
+}
+
+#[test]
+fn a_lexical_index_cut_short_under_a_running_server_is_served_around_and_rebuilt() {
+    let kb = lexical_kb("");
+    let server = Server::start(&kb, &[], &[]);
+    let before = server.get_json("/v1/search?q=sourdough");
+    assert!(!before["hits"].as_array().unwrap().is_empty(), "{before}");
+    // Every segment file cut to a third under the open, mapped index.
+    let lexical = kb.data_dir().join("lexical");
+    let mut cut = 0;
+    for entry in std::fs::read_dir(&lexical).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_string_lossy().to_string();
+        if name.ends_with(".json") || name.ends_with(".lock") {
+            continue;
+        }
+        let len = std::fs::metadata(&path).unwrap().len();
+        let file = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+        file.set_len(len / 3).unwrap();
+        cut += 1;
+    }
+    assert!(cut > 0, "no segment files in {}", lexical.display());
+    for q in ["sourdough", "raft", "kubernetes"] {
+        let a = server.get(&format!("/v1/search?q={q}"), &[]);
+        assert_eq!(a.status, 200, "{q}: {a:?}\n{}", server.stderr());
+    }
+    // FTS5 finds the same chunks in the same order (with its own BM25
+    // statistics, so the scores differ in the third decimal).
+    let ids = |resp: &Value| -> Vec<Value> {
+        let hits = resp["hits"].as_array().unwrap();
+        hits.iter().map(|h| h["chunk_id"].clone()).collect()
+    };
+    let after = server.get_json("/v1/search?q=sourdough");
+    assert_eq!(ids(&after), ids(&before), "FTS5 answers alike: {after}");
+    let health = server.get("/healthz", &[]);
+    assert_eq!(health.status, 200, "alive: {}", server.stderr());
+    let (doctor, code) = kb.json(&["doctor"]);
+    assert_eq!(code, 3, "{doctor:#}");
+    assert_eq!(
+        crate::support::doctor_check(&doctor, "lexical_index")["ok"],
+        false
+    );
+    kb.ingest(&sample_corpus());
+    let (doctor, _) = kb.json(&["doctor"]);
+    assert_eq!(
+        crate::support::doctor_check(&doctor, "lexical_index")["ok"],
+        true,
+        "rebuilt: {doctor:#}"
+    );
+    let again = server.get_json("/v1/search?q=sourdough");
+    assert_eq!(again["hits"], before["hits"]);
+}

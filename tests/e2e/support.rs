@@ -116,6 +116,26 @@ impl Kb {
         self.cmd(args).output().expect("run kebab")
     }
 
+    /// `kebab --json ARGS` that fails, with `env` set: the `error.v1` it
+    /// printed on stderr, and its exit code.
+    pub fn error(&self, args: &[&str], env: &[(&str, &str)]) -> (Value, i32) {
+        let mut cmd = self.cmd(&[&["--json"], args].concat());
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let out = cmd.output().expect("run kebab");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let line = stderr
+            .lines()
+            .rev()
+            .find(|l| l.starts_with('{'))
+            .unwrap_or_else(|| panic!("no error.v1 on stderr for {args:?}: {stderr}"));
+        (
+            serde_json::from_str(line).unwrap_or_else(|e| panic!("{line}: {e}")),
+            out.status.code().expect("exit code"),
+        )
+    }
+
     /// Run with `--json`; the last stdout line parsed, and the exit code.
     pub fn json(&self, args: &[&str]) -> (Value, i32) {
         let mut all = vec!["--json"];
@@ -284,34 +304,60 @@ pub fn model_id() -> String {
 /// Config turning vector search off.
 pub const NO_EMBEDDINGS: &str = "[models.embedding]\nmodel = \"\"\n";
 
+/// A dictionary built once per test run into `name` from the assets'
+/// `asset` by `kebab models <command>`, with at least `entries` entries.
+fn built_dictionary(
+    cell: &'static std::sync::OnceLock<PathBuf>,
+    command: &str,
+    asset: &str,
+    name: &str,
+    entries: u64,
+) -> PathBuf {
+    cell.get_or_init(|| {
+        let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
+        if !out.join("metadata.json").is_file() {
+            let kb = Kb::with_config(NO_EMBEDDINGS);
+            let source = assets_dir().join(asset);
+            let (report, code) = kb.json(&[
+                "models",
+                command,
+                source.to_str().expect("utf-8"),
+                "--out",
+                out.to_str().expect("utf-8"),
+            ]);
+            assert_eq!(code, 0, "{report}");
+            assert!(report["entries"].as_u64().unwrap() > entries, "{report}");
+        }
+        out
+    })
+    .clone()
+}
+
 /// The Korean dictionary, built once per test run from the mecab-ko-dic
 /// assets by `kebab models import-ko-dic`.
 pub fn ko_dic() -> PathBuf {
     static BUILT: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
-    BUILT
-        .get_or_init(|| {
-            let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join("ko-dic");
-            if !out.join("metadata.json").is_file() {
-                let kb = Kb::with_config(NO_EMBEDDINGS);
-                let source = assets_dir().join("mecab-ko-dic");
-                let (report, code) = kb.json(&[
-                    "models",
-                    "import-ko-dic",
-                    source.to_str().expect("utf-8"),
-                    "--out",
-                    out.to_str().expect("utf-8"),
-                ]);
-                assert_eq!(code, 0, "{report}");
-                assert!(report["entries"].as_u64().unwrap() > 500_000, "{report}");
-            }
-            out
-        })
-        .clone()
+    built_dictionary(&BUILT, "import-ko-dic", "mecab-ko-dic", "ko-dic", 500_000)
+}
+
+/// The Japanese dictionary, built once per test run from the IPADIC
+/// assets by `kebab models import-ja-dic`.
+pub fn ja_dic() -> PathBuf {
+    static BUILT: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    built_dictionary(&BUILT, "import-ja-dic", "ipadic", "ja-dic", 300_000)
 }
 
 /// Config using the Korean dictionary.
 pub fn korean_config() -> String {
     format!("[models.korean]\ndictionary = \"{}\"\n", ko_dic().display())
+}
+
+/// Config using the Japanese dictionary.
+pub fn japanese_config() -> String {
+    format!(
+        "[models.japanese]\ndictionary = \"{}\"\n",
+        ja_dic().display()
+    )
 }
 
 /// Row counts of chunks, embedding records and LanceDB rows, and whether
@@ -412,6 +458,12 @@ impl<'a> Unprivileged<'a> {
             as_nobody,
             home,
         }
+    }
+
+    /// Whether this is another user than the one running the tests (the
+    /// tests run as root).
+    pub fn is_other_user(&self) -> bool {
+        self.as_nobody
     }
 
     /// A `kebab` command run as this user, with the installation's config

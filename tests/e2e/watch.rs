@@ -482,3 +482,178 @@ fn the_watcher_runs_at_its_niceness_and_its_settings_are_checked() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--max-threads"));
 }
+
+/// Replace the directory `dir` by a link to `target` the way a deploy does
+/// (`mv dir dir.oldN && ln -s target dir`), `times` times in a row.
+fn swap_for_link(dir: &Path, target: &Path, times: usize) {
+    for i in 0..times {
+        let old = dir.with_file_name(format!(
+            "{}.old{i}",
+            dir.file_name().unwrap().to_string_lossy()
+        ));
+        if std::fs::symlink_metadata(dir).is_ok_and(|m| m.file_type().is_symlink()) {
+            std::fs::remove_file(dir).unwrap();
+        } else {
+            std::fs::rename(dir, &old).unwrap();
+        }
+        std::os::unix::fs::symlink(target, dir).unwrap();
+        std::thread::sleep(Duration::from_millis(20 * (i as u64 % 3)));
+    }
+}
+
+#[test]
+fn a_watched_directory_swapped_for_a_link_out_of_the_root_is_never_followed() {
+    let kb = Kb::with_config(&format!("{NO_EMBEDDINGS}{FAST}"));
+    let root = kb.dir.path().join("site");
+    let outside = kb.dir.path().join("elsewhere");
+    write(
+        &root.join("docs/page.md"),
+        "# Page\n\nkeptword before the swaps\n",
+    );
+    write(
+        &outside.join("before.md"),
+        "# B\n\nleakedword already there\n",
+    );
+    let w = Watcher::start(&kb, &[&root]);
+    assert_eq!(found(&kb, "keptword"), vec!["docs/page.md"]);
+    for round in 0..3 {
+        // Thirty swaps in a row; files appear in the link's target after
+        // and during them.
+        swap_for_link(&root.join("docs"), &outside, 10);
+        write(
+            &outside.join(format!("after{round}.md")),
+            "# A\n\nleakedword written through the link\n",
+        );
+        swap_for_link(&root.join("docs"), &outside, 1);
+        write(
+            &outside.join(format!("later{round}.md")),
+            "# L\n\nleakedword written later\n",
+        );
+    }
+    // A change inside the root, made last: once it is in, every earlier
+    // event was applied.
+    write(&root.join("sentinel.md"), "# S\n\nswapsentinelword\n");
+    eventually(&kb, "swapsentinelword", &["sentinel.md"], SOON);
+    std::thread::sleep(Duration::from_millis(1500));
+    assert_eq!(
+        found(&kb, "leakedword"),
+        Vec::<String>::new(),
+        "nothing from outside the root"
+    );
+    // What moved aside inside the root is still indexed where it is now.
+    assert_eq!(found(&kb, "keptword"), vec!["docs.old0/page.md"]);
+    let (docs, _) = kb.json(&["list", "docs"]);
+    let paths: Vec<&str> = docs
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["doc_path"].as_str().unwrap())
+        .collect();
+    assert!(
+        paths.iter().all(|p| !p.starts_with("docs/")),
+        "nothing indexed through the link: {paths:?}"
+    );
+    drop(w);
+}
+
+#[test]
+fn a_root_made_again_as_a_link_is_missing_not_followed() {
+    let kb = Kb::with_config(&format!("{NO_EMBEDDINGS}{FAST}"));
+    let root = kb.dir.path().join("notes");
+    let outside = kb.dir.path().join("elsewhere");
+    write(&root.join("n.md"), "# N\n\nrootkeptword\n");
+    write(&outside.join("x.md"), "# X\n\nrootleakword\n");
+    let mut w = Watcher::start(&kb, &[&root]);
+    std::fs::remove_dir_all(&root).unwrap();
+    std::os::unix::fs::symlink(&outside, &root).unwrap();
+    w.wait_for("the missing root", SOON, |v| {
+        v["event"] == "missing" && v["root"] == "notes"
+    });
+    write(&outside.join("y.md"), "# Y\n\nrootleakword later\n");
+    std::thread::sleep(Duration::from_millis(2500));
+    assert_eq!(found(&kb, "rootleakword"), Vec::<String>::new());
+    assert_eq!(found(&kb, "rootkeptword"), vec!["n.md"], "documents kept");
+    drop(w);
+}
+
+#[test]
+fn a_data_directory_inside_a_watched_root_is_never_indexed() {
+    let kb = Kb::with_config(&format!("{NO_EMBEDDINGS}{FAST}"));
+    let root = kb.dir.path().join("notes");
+    write(&root.join("a.md"), "# A\n\nselfword one\n");
+    let inside = root.join("kebab-data");
+    let watcher = |args: &[&str]| {
+        let mut c = kb.cmd(args);
+        c.env("KEBAB_DATA_DIR", &inside);
+        c
+    };
+    let mut child = watcher(&["--json", "watch", root.to_str().unwrap()])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let (tx, lines) = std::sync::mpsc::channel::<Value>();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            if let Ok(v) = serde_json::from_str::<Value>(&line)
+                && v["event"] == "applied"
+                && tx.send(v).is_err()
+            {
+                break;
+            }
+        }
+    });
+    lines
+        .recv_timeout(Duration::from_secs(120))
+        .expect("the first sync");
+    write(&root.join("b.md"), "# B\n\nselfword two\n");
+    // Let the edit be applied, then count the batches an idle tree makes.
+    std::thread::sleep(Duration::from_secs(3));
+    while lines.try_recv().is_ok() {}
+    std::thread::sleep(Duration::from_secs(5));
+    let idle_batches = std::iter::from_fn(|| lines.try_recv().ok()).count();
+    let _ = child.kill();
+    let _ = child.wait();
+    assert_eq!(idle_batches, 0, "the watcher fed on its own writes");
+    let out = watcher(&["--json", "list", "docs"]).output().unwrap();
+    let docs: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let mut paths: Vec<&str> = docs
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["doc_path"].as_str().unwrap())
+        .collect();
+    paths.sort();
+    assert_eq!(paths, vec!["a.md", "b.md"]);
+}
+
+#[test]
+fn a_burst_of_3000_new_files_is_applied_as_one_walk_of_their_directory() {
+    let kb = Kb::with_config(&format!("{NO_EMBEDDINGS}{FAST}"));
+    let root = kb.dir.path().join("burst");
+    write(&root.join("seed.md"), "# Seed\n\nseedword\n");
+    let w = Watcher::start(&kb, &[&root]);
+    let started = Instant::now();
+    for i in 0..3000 {
+        write(
+            &root.join(format!("many/n{i:04}.md")),
+            &format!("# N{i}\n\nburstword number {i}\n"),
+        );
+    }
+    let deadline = Instant::now() + Duration::from_secs(90);
+    loop {
+        let (resp, _) = kb.json(&["list", "docs"]);
+        let n = resp.as_array().map_or(0, |d| d.len());
+        if n == 3001 {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{n} of 3001 documents after {:?}",
+            started.elapsed()
+        );
+        std::thread::sleep(Duration::from_millis(500));
+    }
+    drop(w);
+}

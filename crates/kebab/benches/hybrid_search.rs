@@ -227,7 +227,7 @@ fn hybrid_latency(embedder: &Embedder, n: usize, rng: &mut Rng) {
             snippet_chars: 220,
             fusion: Config::default().search.fusion(),
             candidates: 100,
-            korean: None,
+            cjk: None,
             rerank: None,
         };
         let start = Instant::now();

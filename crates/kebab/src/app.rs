@@ -9,6 +9,7 @@ use crate::config::{self, Config, ConfigError, RootConfig};
 use crate::walk::WalkOptions;
 use kebab_plugin_host::registry::Registry;
 use kebab_plugin_host::runtime::{LoadError, Runtime};
+use kebab_search::cjk::CjkAnalyzer;
 use kebab_search::embed::{self, EmbedError, Embedder, ModelSpec, Workload};
 use kebab_search::korean::{KoreanAnalyzer, KoreanError};
 use kebab_search::search::VectorChannel;
@@ -52,13 +53,15 @@ impl Paths {
         self.data_dir.join("lancedb")
     }
 
-    /// Places searched for the Korean dictionary, in order.
-    pub fn korean_dictionary_candidates(&self, configured: Option<&str>) -> Vec<PathBuf> {
+    /// Places searched for a built dictionary named `name` under
+    /// `models/` ([`KO_DIC`], [`JA_DIC`]), in order: the configured path
+    /// alone when there is one.
+    pub fn dictionary_candidates(&self, name: &str, configured: Option<&str>) -> Vec<PathBuf> {
         match configured {
             Some(p) => vec![config::expand_home(p)],
             None => vec![
-                self.data_dir.join("models").join(KO_DIC),
-                self.cache_dir.join("models").join(KO_DIC),
+                self.data_dir.join("models").join(name),
+                self.cache_dir.join("models").join(name),
             ],
         }
     }
@@ -66,6 +69,55 @@ impl Paths {
 
 /// Directory name of the built Korean dictionary under `models/`.
 pub const KO_DIC: &str = "ko-dic";
+/// Directory name of the built Japanese dictionary under `models/`.
+pub const JA_DIC: &str = "ja-dic";
+
+/// The first of `candidates` holding a built dictionary.
+fn installed(candidates: &[PathBuf]) -> Option<&PathBuf> {
+    candidates
+        .iter()
+        .find(|d| d.join("metadata.json").is_file())
+}
+
+/// Make everything this process creates private to its user (umask 077):
+/// the index, its locks, kept one-off copies, caches and logs. Called first
+/// thing by the binary.
+pub fn create_private_files() {
+    // SAFETY: umask only sets the process's file-creation mask.
+    unsafe {
+        libc::umask(0o077);
+    }
+}
+
+/// Make `data_dir` private to its owner when an older kebab (or a looser
+/// umask) left it readable by others: the directory 0700, the files
+/// directly in it (the index, its locks) 0600. A directory of another user
+/// is left as it is. What was changed, for a note.
+pub fn make_private(data_dir: &Path) -> Option<String> {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let meta = std::fs::metadata(data_dir).ok()?;
+    if meta.uid() != kebab_core::lock_file::current_uid() || meta.mode() & 0o077 == 0 {
+        return None;
+    }
+    let was = meta.mode() & 0o777;
+    std::fs::set_permissions(data_dir, std::fs::Permissions::from_mode(0o700)).ok()?;
+    for entry in std::fs::read_dir(data_dir).into_iter().flatten().flatten() {
+        if let Ok(m) = entry.metadata()
+            && m.is_file()
+            && m.mode() & 0o077 != 0
+        {
+            let _ = std::fs::set_permissions(
+                entry.path(),
+                std::fs::Permissions::from_mode(m.mode() & 0o700),
+            );
+        }
+    }
+    Some(format!(
+        "the data directory {} was open to other users (mode {was:o}): made it private (700), its \
+         files 600",
+        data_dir.display()
+    ))
+}
 
 /// Failures opening the app.
 #[derive(Debug, thiserror::Error)]
@@ -115,10 +167,25 @@ impl App {
 
     /// The plugin engine: compiled code and `info()` cached under the cache
     /// dir, `info()` bounded by the configured deadline, calls stopped by
-    /// Ctrl-C.
+    /// Ctrl-C, and plugins' images read by Tesseract when `[ocr]` is on
+    /// (loaded on the first image; what it read cached under the cache dir's
+    /// `ocr/`, by the image's pixels).
     pub fn runtime(&self) -> Result<Runtime, AppError> {
-        Ok(Runtime::new(Some(self.paths.cache_dir.clone()))?
-            .with_info_limits(self.config.plugins.limits_for("")))
+        let runtime = Runtime::new(Some(self.paths.cache_dir.clone()))?
+            .with_info_limits(self.config.plugins.limits_for(""));
+        let ocr = &self.config.ocr;
+        if !ocr.enabled {
+            return Ok(runtime);
+        }
+        use kebab_plugin_host::ocr::{cache::CachedOcr, tesseract::TesseractEngine};
+        let engine = CachedOcr::new(
+            TesseractEngine::from_config(ocr),
+            self.paths.cache_dir.join("ocr"),
+        );
+        Ok(runtime.with_ocr(
+            std::sync::Arc::new(engine),
+            std::time::Duration::from_secs(ocr.file_budget_secs),
+        ))
     }
 
     /// Start the plugin runtime and load every plugin.
@@ -143,17 +210,46 @@ impl App {
     pub fn korean(&self) -> Result<Option<KoreanAnalyzer>, KoreanError> {
         let candidates = self
             .paths
-            .korean_dictionary_candidates(self.config.models.korean.dictionary.as_deref());
-        match candidates
-            .iter()
-            .find(|d| d.join("metadata.json").is_file())
-        {
+            .dictionary_candidates(KO_DIC, self.config.models.korean.dictionary.as_deref());
+        match installed(&candidates) {
             Some(dir) => KoreanAnalyzer::load(dir).map(Some),
             None if self.config.models.korean.dictionary.is_some() => {
                 Err(KoreanError::Missing(candidates[0].clone()))
             }
             None => Ok(None),
         }
+    }
+
+    /// Korean, Japanese and Chinese analysis for the lexical index, each
+    /// dictionary loaded the first time its script is met, with why a
+    /// configured dictionary is not used (it is left out: Korean is then
+    /// not analysed, Japanese is read by jieba).
+    pub fn cjk(&self) -> (CjkAnalyzer, Vec<String>) {
+        let mut warnings = Vec::new();
+        let mut find = |name: &str, configured: Option<&str>, language: &str, command: &str| {
+            let candidates = self.paths.dictionary_candidates(name, configured);
+            let found = installed(&candidates).cloned();
+            if found.is_none() && configured.is_some() {
+                warnings.push(format!(
+                    "{language} analysis off: no dictionary at {} (hint: `kebab models {command} <dir>`)",
+                    candidates[0].display()
+                ));
+            }
+            found
+        };
+        let korean = find(
+            KO_DIC,
+            self.config.models.korean.dictionary.as_deref(),
+            "Korean",
+            "import-ko-dic",
+        );
+        let japanese = find(
+            JA_DIC,
+            self.config.models.japanese.dictionary.as_deref(),
+            "Japanese",
+            "import-ja-dic",
+        );
+        (CjkAnalyzer::lazy(korean, japanese), warnings)
     }
 
     /// The configured embedding model, loaded for `workload` (`Ok(None)`
@@ -175,14 +271,6 @@ impl App {
             &self.paths.data_dir,
             &self.paths.cache_dir,
         )
-    }
-
-    /// The Korean analyser when a dictionary is installed (`Ok(None)`
-    /// when none is); why it is off, with a hint, when it does not load.
-    pub fn korean_or_off(&self) -> Result<Option<KoreanAnalyzer>, String> {
-        self.korean().map_err(|e| {
-            format!("Korean analysis off: {e} (hint: `kebab models import-ko-dic <dir>`)")
-        })
     }
 
     /// The configured embedding model, or why vector search is off.
@@ -278,8 +366,19 @@ impl App {
             };
             (dir, None, Vec::new())
         });
+        let external = self
+            .paths
+            .data_dir
+            .join(crate::ingest::external::EXTERNAL_DIR);
         let name = match name {
-            Some(name) => name,
+            Some(name) => {
+                kebab_store::check_user_root_name(&name)?;
+                name
+            }
+            // The one-off documents' root has its reserved name.
+            None if dir == external.canonicalize().unwrap_or(external) => {
+                crate::ingest::external::EXTERNAL_DIR.to_string()
+            }
             None => self.store.free_root_name(&root_name_for(&dir))?,
         };
         let root = self.store.add_root(&name, &dir, &exclude)?;
@@ -288,9 +387,19 @@ impl App {
     }
 
     /// How a walk of `root` goes: the size cap, the excludes of every root
-    /// and of this one, and the other roots nested inside it (left to
-    /// them).
+    /// and of this one, the other roots nested inside it (left to them),
+    /// and kebab's own directories inside it (the data, cache and log
+    /// directories: never walked nor watched, wherever they are).
     pub fn walk_options(&self, root: &Root) -> Result<WalkOptions, StoreError> {
+        let own_dirs = [
+            self.paths.data_dir.clone(),
+            self.paths.cache_dir.clone(),
+            config::default_log_dir(),
+        ]
+        .into_iter()
+        .map(|d| d.canonicalize().unwrap_or(d))
+        .filter(|d| d.starts_with(&root.path) && *d != root.path)
+        .collect();
         let nested_roots = self
             .store
             .roots()?
@@ -309,6 +418,7 @@ impl App {
                 .cloned()
                 .collect(),
             nested_roots,
+            own_dirs,
         })
     }
 }

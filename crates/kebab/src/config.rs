@@ -11,6 +11,7 @@ use kebab_core::bounds::at_most;
 use kebab_core::document::ChunkPolicy;
 use kebab_core::sanitize::summarise_warnings;
 use kebab_plugin_host::config::PluginsConfig;
+use kebab_search::cjk::JapaneseConfig;
 use kebab_search::config::SearchConfig;
 use kebab_search::korean::KoreanConfig;
 
@@ -99,6 +100,8 @@ pub struct Config {
     pub rag: RagConfig,
     /// `[watch]`: how `kebab watch` batches changes and falls back.
     pub watch: WatchSettings,
+    /// `[ocr]`: reading text in images for plugins (the plugin host's).
+    pub ocr: kebab_plugin_host::ocr::tesseract::OcrConfig,
     /// What loading the file noticed: keys kebab ignores.
     #[serde(skip)]
     pub warnings: Vec<String>,
@@ -117,6 +120,9 @@ pub struct ModelsConfig {
     pub embedding: kebab_search::embed::EmbeddingConfig,
     /// `[models.korean]`: the morphological dictionary for Korean search.
     pub korean: KoreanConfig,
+    /// `[models.japanese]`: the morphological dictionary for Japanese
+    /// search (Chinese needs none: jieba's is built in).
+    pub japanese: JapaneseConfig,
 }
 
 impl Default for ModelsConfig {
@@ -126,6 +132,7 @@ impl Default for ModelsConfig {
             llm: Default::default(),
             embedding: Default::default(),
             korean: Default::default(),
+            japanese: Default::default(),
         }
     }
 }
@@ -247,6 +254,7 @@ impl Default for Config {
             models: ModelsConfig::default(),
             rag: RagConfig::default(),
             watch: WatchSettings::default(),
+            ocr: Default::default(),
             warnings: Vec::new(),
         }
     }
@@ -290,6 +298,7 @@ impl Config {
         at_most("max_file_mb", self.indexing.max_file_mb, MAX_FILE_MB)
             .map_err(|e| format!("[indexing] {e}"))?;
         self.plugins.check_bounds()?;
+        self.ocr.check_bounds()?;
         self.watch.check()
     }
 
@@ -385,6 +394,7 @@ impl Config {
             self.models.embedding.path.as_mut(),
             self.models.embedding.runtime.as_mut(),
             self.models.korean.dictionary.as_mut(),
+            self.models.japanese.dictionary.as_mut(),
             self.search.rerank.path.as_mut(),
         ];
         fields.extend(self.roots.iter_mut().map(|r| Some(&mut r.path)));
@@ -570,6 +580,9 @@ fn read_bounded(path: &Path) -> Result<Option<String>, ConfigError> {
                 limit: MAX_CONFIG_BYTES,
             },
             kebab_core::paths::ReadRefusal::Io(e) => read_err(e),
+            kebab_core::paths::ReadRefusal::Outside(to) => {
+                read_err(std::io::Error::other(format!("it leads to {to}")))
+            }
         })?;
     String::from_utf8(bytes)
         .map(Some)
@@ -635,6 +648,13 @@ pub fn default_config_path() -> PathBuf {
 /// The default data directory: `$XDG_DATA_HOME/kebab`.
 pub fn default_data_dir() -> PathBuf {
     xdg("XDG_DATA_HOME", ".local/share").join("kebab")
+}
+
+/// Where logs go: `$KEBAB_LOG_DIR`, else `$XDG_STATE_HOME/kebab/logs`.
+pub fn default_log_dir() -> PathBuf {
+    std::env::var_os("KEBAB_LOG_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| xdg("XDG_STATE_HOME", ".local/state").join("kebab/logs"))
 }
 
 /// Where compiled plugin code is cached: `$KEBAB_CACHE_DIR`, else

@@ -13,7 +13,9 @@ pub enum FetchError {
     ChunkNotFound(String),
     #[error("no document with id {0}")]
     DocNotFound(String),
-    #[error("{0} is paged (PDF): it has no line spans; fetch the doc or a chunk instead")]
+    #[error(
+        "{0} is cited by page, slide, cells or part, not by line: fetch the doc or a chunk instead"
+    )]
     SpanNotSupported(String),
     #[error(transparent)]
     Store(#[from] StoreError),
@@ -175,19 +177,21 @@ pub fn chunk(store: &Store, chunk_id: &str, context: u32) -> Result<FetchResult,
     Ok(result)
 }
 
-/// The indexed text of a document as lines (line documents) or pages.
+/// The indexed text of a document as lines (line documents) or as its
+/// blocks in order (documents cited otherwise: pages, slides, cells,
+/// paragraphs, chapters, messages, regions of an image, attachments).
 enum Layout {
     Lines(Vec<String>),
-    Pages(Vec<String>),
+    Blocks(Vec<String>),
 }
 
 fn layout(store: &Store, doc_id: &str) -> Result<Layout, FetchError> {
     let blocks = store.doc_blocks(doc_id)?;
     if blocks
         .iter()
-        .any(|(span, _)| matches!(span, Some(SourceSpan::Page { .. })))
+        .any(|(span, _)| span.as_ref().is_some_and(|s| s.lines().is_none()))
     {
-        return Ok(Layout::Pages(blocks.into_iter().map(|(_, t)| t).collect()));
+        return Ok(Layout::Blocks(blocks.into_iter().map(|(_, t)| t).collect()));
     }
     let mut lines: Vec<String> = Vec::new();
     for (span, text) in blocks {
@@ -227,7 +231,7 @@ pub fn doc(
     let mut result = FetchResult::new("doc", &doc);
     let mut text = match layout(store, doc_id)? {
         Layout::Lines(lines) => lines.join("\n"),
-        Layout::Pages(pages) => pages.join("\n\n"),
+        Layout::Blocks(blocks) => blocks.join("\n\n"),
     };
     result.truncated = budget(&mut text, max_tokens);
     result.text = Some(text);

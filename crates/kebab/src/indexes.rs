@@ -1,27 +1,40 @@
-//! The optional indexes beside FTS5 — Korean morphology and vectors — as a
+//! The indexes beside FTS5 — Korean, Japanese and Chinese words, vectors — as a
 //! writer (an ingest, `kebab eval`) holds them for one run, with why any of
 //! them is off. How each is loaded is [`App`]'s; a reader's are cached by
 //! the `api::Session`.
 
 use std::path::{Path, PathBuf};
 
+use kebab_search::cjk::CjkAnalyzer;
 use kebab_search::embed::{Embedder, Workload};
-use kebab_search::korean::KoreanAnalyzer;
 use kebab_search::search::VectorChannel;
 use kebab_store::vector::{VectorError, VectorStore};
 
 use crate::app::{App, VectorsOff};
 
-/// Loaded analyzers and stores; `Default` is "none of them".
-#[derive(Default)]
+/// Loaded analyzers and stores.
 pub struct Indexes {
-    pub korean: Option<KoreanAnalyzer>,
+    /// Korean, Japanese and Chinese analysis (each dictionary loads when
+    /// its script is first met).
+    pub cjk: CjkAnalyzer,
     pub vectors: Option<(Embedder, VectorStore)>,
     /// Why an index is off, each with a hint.
     pub warnings: Vec<String>,
     /// A writer's vector directory ([`Indexes::for_ingest`]), and its
     /// embedding model with the damage when the table there did not open.
     writer: Option<(PathBuf, Option<(Embedder, VectorError)>)>,
+}
+
+/// No dictionaries (Chinese only, its dictionary built in), no vectors.
+impl Default for Indexes {
+    fn default() -> Indexes {
+        Indexes {
+            cjk: CjkAnalyzer::lazy(None, None),
+            vectors: None,
+            warnings: Vec::new(),
+            writer: None,
+        }
+    }
 }
 
 impl Indexes {
@@ -55,11 +68,12 @@ impl Indexes {
     /// As [`Indexes::open`], with the vector table kept in `vector_dir`
     /// (a separate index) when given.
     fn open_with_vectors_in(app: &App, vector_dir: Option<&Path>) -> Indexes {
-        let mut out = Indexes::default();
-        match app.korean_or_off() {
-            Ok(k) => out.korean = k,
-            Err(why) => out.warnings.push(why),
-        }
+        let (cjk, warnings) = app.cjk();
+        let mut out = Indexes {
+            cjk,
+            warnings,
+            ..Indexes::default()
+        };
         if let Some(vector_dir) = vector_dir {
             match app.load_vectors(vector_dir, Workload::Many) {
                 Ok(v) => out.vectors = v,

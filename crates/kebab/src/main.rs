@@ -267,6 +267,14 @@ pub(crate) enum ModelsCmd {
         #[arg(long)]
         out: Option<PathBuf>,
     },
+    /// Build the Japanese dictionary from a compiled IPADIC directory (the
+    /// `ipadic/dicdir` of PyPI's ipadic).
+    ImportJaDic {
+        source: PathBuf,
+        /// Where to write it [default: the cache's models/ja-dic].
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
 }
 
 #[derive(Subcommand)]
@@ -431,6 +439,7 @@ pub(crate) const EXIT_ERROR: u8 = 2;
 pub(crate) const EXIT_UNHEALTHY: u8 = 3;
 
 fn main() -> ExitCode {
+    kebab::app::create_private_files();
     let cli = Cli::parse();
     let json = cli.json;
     let _log = cli::logging::init(if cli.debug {
@@ -480,6 +489,11 @@ fn load_config(cli: &Cli) -> Result<(Config, Option<kebab::config::ConfigError>,
         }
     }
     let paths = Paths::resolve(Some(config_path), cli.data_dir.clone(), &config);
+    if let Some(note) = kebab::app::make_private(&paths.data_dir)
+        && !cli.json
+    {
+        errln!("note: {}", kebab::sanitize::escape_control(&note));
+    }
     let config = config.with_data_dir(&paths.data_dir);
     Ok((config, config_error, paths))
 }

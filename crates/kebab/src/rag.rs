@@ -56,8 +56,8 @@ pub struct AskOptions<'a> {
     /// The retrieval mode asked for [default: hybrid with a vector
     /// channel, else lexical]; vector and hybrid need `vectors`.
     pub mode: Option<search::Mode>,
-    /// Korean analyzer for the question.
-    pub korean: Option<&'a kebab_search::korean::KoreanAnalyzer>,
+    /// Korean, Japanese and Chinese analysis of the question.
+    pub cjk: Option<&'a kebab_search::cjk::CjkAnalyzer>,
     /// Cross-encoder that reorders the evidence (`[search.rerank]`).
     pub rerank: Option<&'a kebab_search::rerank::Reranker>,
     /// Only evidence from these roots (every root when empty).
@@ -305,7 +305,7 @@ fn retrieve(
         snippet_chars: opts.search.snippet_chars,
         fusion: opts.search.fusion(),
         candidates: opts.search.candidates,
-        korean: opts.korean,
+        cjk: opts.cjk,
         rerank: opts.rerank,
     };
     let vectors = opts.vectors.filter(|_| mode != search::Mode::Lexical);

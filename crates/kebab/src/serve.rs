@@ -16,7 +16,8 @@
 //! data directory's lock makes one server per index and tells `kebab mcp`
 //! where it listens. Bounds: request bodies (4 MiB), `k` and bulk sizes
 //! (the use cases'), calls running and waiting (the engine's queues:
-//! `overloaded` beyond), and each call's time (`timeout`).
+//! `overloaded` beyond), each call's time (`timeout`), and MCP sessions
+//! ([`sessions`]: idle ones closed to make room, 503 beyond).
 //!
 //! SIGTERM or Ctrl-C stops accepting connections, lets the calls in
 //! flight finish and their answers reach their clients, ends the MCP
@@ -30,6 +31,7 @@
 
 mod guard;
 mod http_api;
+mod sessions;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -40,7 +42,6 @@ use anyhow::{Context, Result};
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
 use axum::middleware;
-use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
@@ -153,6 +154,7 @@ pub(crate) fn serve(config: Config, paths: Paths, options: Options) -> Result<u8
         engine: engine.clone(),
         started: Instant::now(),
         watching: watcher.is_some(),
+        secret: lock.secret().into(),
     };
     let served = runtime.block_on(run(listener, engine.clone(), access, state, stop, bounds));
     // Every call was answered or abandoned: the engine's threads end once
@@ -239,11 +241,9 @@ async fn run(
         .with_json_response(true)
         .with_cancellation_token(sessions.child_token());
     let handler = KebabServer::new(engine);
-    let mcp = StreamableHttpService::new(
-        move || Ok(handler.clone()),
-        Arc::new(LocalSessionManager::default()),
-        config,
-    );
+    let sessions_open = Arc::new(sessions::BoundedSessions::new(kebab::service::MAX_SESSIONS));
+    let mcp =
+        StreamableHttpService::new(move || Ok(handler.clone()), sessions_open.clone(), config);
     let in_flight = TaskTracker::new();
     let app = Router::new()
         .nest_service("/mcp", mcp)
@@ -252,11 +252,16 @@ async fn run(
             guard::track_posts,
         ))
         .layer(middleware::from_fn(guard::session_end))
+        .layer(middleware::from_fn_with_state(
+            sessions_open,
+            guard::admit_session,
+        ))
         .merge(http_api::routes(state))
         .layer(DefaultBodyLimit::max(MAX_MESSAGE_BYTES))
         .layer(tower_http::timeout::RequestBodyTimeoutLayer::new(
             BODY_TIMEOUT,
         ))
+        .layer(middleware::from_fn(guard::announced_size))
         .layer(middleware::from_fn_with_state(
             Arc::new(access),
             guard::check,

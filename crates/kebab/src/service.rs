@@ -44,6 +44,12 @@ const MAX_MODEL_QUEUE: usize = 16;
 /// Seconds a call may take, waiting included, unless told otherwise (or
 /// the model's own timeout asks for more).
 pub const DEFAULT_TIMEOUT_SECS: u64 = 60;
+/// MCP sessions one server keeps open at once (rmcp holds ~62 KB a session,
+/// so ~64 MB at the bound); past it, idle sessions make room or a new one is
+/// refused with 503.
+pub const MAX_SESSIONS: usize = 1024;
+/// Longest MCP session id a request may carry (the server's are UUIDs).
+pub const MAX_SESSION_ID_BYTES: usize = 128;
 
 /// How much a server takes on at once, and for how long.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -109,12 +115,21 @@ pub enum ServeError {
     /// The token is not something an `Authorization` header can carry.
     #[error("the bearer token must be visible ASCII without spaces (1 to 1024 characters)")]
     BadToken,
+    /// The token variable is set but blank: a server meant to be closed
+    /// would be open.
+    #[error(
+        "{TOKEN_ENV} is set but blank: refusing to serve without the token it was meant to hold"
+    )]
+    BlankToken,
     /// The address cannot be listened on.
     #[error("cannot listen on {addr}: {source}")]
     Bind {
         addr: SocketAddr,
         source: std::io::Error,
     },
+    /// Another user's process holds the lock of the data directory.
+    #[error("the server lock {path} is held by pid {pid} of another user (uid {uid})")]
+    LockedByOtherUser { path: PathBuf, pid: u32, uid: u32 },
     /// The lock file of the data directory.
     #[error("cannot use the server lock {path}: {source}")]
     Lock {
@@ -127,8 +142,11 @@ impl ServeError {
     /// The `error.v1` code.
     pub fn code(&self) -> &'static str {
         match self {
-            ServeError::OpenNetwork { .. } | ServeError::BadToken => "invalid_input",
+            ServeError::OpenNetwork { .. } | ServeError::BadToken | ServeError::BlankToken => {
+                "invalid_input"
+            }
             ServeError::AlreadyServing { .. } => "already_serving",
+            ServeError::LockedByOtherUser { .. } => "locked_by_other_user",
             ServeError::TokenFile { .. } | ServeError::Bind { .. } | ServeError::Lock { .. } => {
                 "io_error"
             }
@@ -150,16 +168,24 @@ impl ServeError {
                  32 > ~/.config/kebab/serve.token; chmod 600 …`)"
                     .into()
             }
+            ServeError::BlankToken => format!(
+                "put the token in {TOKEN_ENV} (e.g. `export {TOKEN_ENV}=$(openssl rand -hex 32)`) \
+                 or unset it to serve on loopback without one"
+            ),
             ServeError::Bind { .. } => {
                 "pick another port (--listen 127.0.0.1:PORT; port 0 picks a free one)".into()
             }
             ServeError::Lock { .. } => "check the data directory's permissions".into(),
+            ServeError::LockedByOtherUser { .. } => "make the data directory yours alone (`chmod \
+                 700 DATA_DIR`; kebab makes new ones so) and have that process stopped"
+                .into(),
         }
     }
 }
 
 /// The bearer token clients must present: from `file` when given, else
-/// from [`TOKEN_ENV`]; `None` when neither is set.
+/// from [`TOKEN_ENV`]; `None` when neither is set. A variable set to
+/// nothing but spaces is an error, not an open server.
 pub fn load_token(file: Option<&Path>) -> Result<Option<String>, ServeError> {
     let token = match file {
         Some(path) => {
@@ -177,6 +203,7 @@ pub fn load_token(file: Option<&Path>) -> Result<Option<String>, ServeError> {
                             format!("{n} bytes; a token file holds at most {MAX_TOKEN_FILE_BYTES}")
                         }
                         ReadRefusal::Io(e) => e.to_string(),
+                        ReadRefusal::Outside(to) => format!("it leads to {to}"),
                     })
                 })?;
             let text = String::from_utf8(bytes).map_err(|_| refuse("not UTF-8".into()))?;
@@ -186,10 +213,16 @@ pub fn load_token(file: Option<&Path>) -> Result<Option<String>, ServeError> {
             }
             Some(token)
         }
-        None => std::env::var(TOKEN_ENV)
-            .ok()
-            .map(|t| t.trim().to_string())
-            .filter(|t| !t.is_empty()),
+        None => match std::env::var_os(TOKEN_ENV) {
+            None => None,
+            Some(value) => {
+                let token = value.to_string_lossy().trim().to_string();
+                if token.is_empty() {
+                    return Err(ServeError::BlankToken);
+                }
+                Some(token)
+            }
+        },
     };
     if let Some(t) = &token
         && (t.len() > 1024 || !t.bytes().all(|b| b.is_ascii_graphic()))
@@ -197,6 +230,41 @@ pub fn load_token(file: Option<&Path>) -> Result<Option<String>, ServeError> {
         return Err(ServeError::BadToken);
     }
     Ok(token)
+}
+
+/// Where a server proves it serves this data directory ([`proof`]); the
+/// one route that wants no token.
+pub const PROVE_PATH: &str = "/v1/prove";
+
+/// A fresh secret for a server to prove it serves this data directory:
+/// 32 random bytes from the OS, hex.
+pub fn new_secret() -> std::io::Result<String> {
+    use std::io::Read;
+    let mut bytes = [0u8; 32];
+    std::fs::File::open("/dev/urandom")?.read_exact(&mut bytes)?;
+    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+}
+
+/// What a server answers to a client's challenge `nonce` (64 hex digits):
+/// blake3 keyed by its secret over the nonce, hex. Only a process that
+/// read the data directory's lock file can compute it; `None` for a
+/// malformed secret or nonce.
+pub fn proof(secret: &str, nonce: &str) -> Option<String> {
+    let key: [u8; 32] = hex32(secret)?;
+    let nonce: [u8; 32] = hex32(nonce)?;
+    Some(blake3::keyed_hash(&key, &nonce).to_hex().to_string())
+}
+
+/// 64 hex digits as 32 bytes.
+fn hex32(text: &str) -> Option<[u8; 32]> {
+    if text.len() != 64 || !text.is_ascii() {
+        return None;
+    }
+    let mut out = [0u8; 32];
+    for (i, byte) in out.iter_mut().enumerate() {
+        *byte = u8::from_str_radix(&text[2 * i..2 * i + 2], 16).ok()?;
+    }
+    Some(out)
 }
 
 /// Refuse to listen on `addr` when it is not loopback and no token is set.
@@ -282,6 +350,19 @@ impl Access {
         origin: Option<&str>,
         authorization: Option<&str>,
     ) -> Result<(), Refusal> {
+        self.check_public(host, origin)?;
+        if let Some(token) = &self.token {
+            let given = authorization.and_then(|a| a.strip_prefix("Bearer "));
+            if !given.is_some_and(|g| same_secret(g.as_bytes(), token.as_bytes())) {
+                return Err(Refusal::Token);
+            }
+        }
+        Ok(())
+    }
+
+    /// `Host` and `Origin` only: what [`PROVE_PATH`] asks (a client checks
+    /// who serves before it sends any token).
+    pub fn check_public(&self, host: Option<&str>, origin: Option<&str>) -> Result<(), Refusal> {
         if !host.is_some_and(|h| self.host_allowed(h)) {
             return Err(Refusal::Host);
         }
@@ -289,12 +370,6 @@ impl Access {
             && !self.origin_allowed(origin)
         {
             return Err(Refusal::Origin);
-        }
-        if let Some(token) = &self.token {
-            let given = authorization.and_then(|a| a.strip_prefix("Bearer "));
-            if !given.is_some_and(|g| same_secret(g.as_bytes(), token.as_bytes())) {
-                return Err(Refusal::Token);
-            }
         }
         Ok(())
     }

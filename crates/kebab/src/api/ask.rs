@@ -83,7 +83,7 @@ impl Session {
             session: input.session.clone(),
             vectors: None,
             mode,
-            korean: None,
+            cjk: None,
             rerank: None,
             roots: input.roots.clone(),
             lang: super::search::normalise_lang(input.lang.as_deref()),
@@ -110,7 +110,7 @@ impl Session {
         opts.vectors = self.channel_for(&mut mode, &mut notes)?;
         self.full_text_for(&mut mode, opts.vectors.is_some(), &mut notes)?;
         opts.mode = mode;
-        opts.korean = self.korean_for(&input.question, &mut notes);
+        opts.cjk = self.cjk_for(&input.question, &mut notes);
         opts.rerank = self.reranker()?;
         opts.verifier = self.verifier();
         // Answers and chat turns are written through a connection of

@@ -379,7 +379,42 @@ fn search_index_checks(app: &App) -> Vec<(&'static str, CheckResult)> {
             )),
         },
     ));
+    out.push(("japanese_dictionary", japanese_check(app)));
     out
+}
+
+/// The Japanese dictionary: loaded and splitting a sample sentence, or
+/// not installed (Japanese is then read by jieba, Kana unsplit).
+fn japanese_check(app: &App) -> CheckResult {
+    let (cjk, warnings) = app.cjk();
+    if let Some(why) = warnings.iter().find(|w| w.starts_with("Japanese")) {
+        return Err((
+            why.clone(),
+            "`kebab models import-ja-dic <ipadic dir>`, or fix [models.japanese] dictionary".into(),
+        ));
+    }
+    let status = cjk.status();
+    let Some(ja) = status.iter().find(|s| s.language == "ja") else {
+        return Ok("not installed".into());
+    };
+    if ja.state == kebab_search::cjk::AnalyzerState::NotInstalled {
+        return Ok(format!(
+            "not installed: {}",
+            ja.reason.as_deref().unwrap_or_default()
+        ));
+    }
+    let sample = crate::api::models::DicLanguage::Japanese.sample();
+    match cjk.morphemes(sample, Some("ja")) {
+        Ok(words) => Ok(format!(
+            "{} ({sample} → {})",
+            ja.source,
+            words.unwrap_or_default()
+        )),
+        Err(e) => Err((
+            e.to_string(),
+            "`kebab models import-ja-dic <ipadic dir>` builds it again".into(),
+        )),
+    }
 }
 
 /// The embedding model: loaded, answering a probe query with vectors of

@@ -19,6 +19,7 @@ use crate::watch::WatchError;
 use kebab_core::wire::ErrorReport;
 use kebab_plugin_host::install::InstallError;
 use kebab_plugin_host::scaffold::ScaffoldError;
+use kebab_search::cjk::CjkError;
 use kebab_search::embed::EmbedError;
 use kebab_search::embed::pull::PullError;
 use kebab_search::korean::KoreanError;
@@ -56,6 +57,10 @@ pub enum ApiError {
     /// refused at once rather than queued without end.
     #[error("server busy: {running} calls running and {queued} waiting, the most it takes")]
     Overloaded { running: usize, queued: usize },
+    /// A server holding as many MCP sessions as it is bounded to, none of
+    /// them idle: a new session was refused.
+    #[error("{open} MCP sessions are open, the most this server keeps, and none is idle")]
+    TooManySessions { open: usize },
     /// A call that did not finish within a server's per-call time; it was
     /// abandoned (an `ask` stops its stream).
     #[error("`{call}` did not finish within {secs} s")]
@@ -78,6 +83,8 @@ pub enum ApiError {
     Ingest(#[from] IngestError),
     #[error(transparent)]
     Korean(#[from] KoreanError),
+    #[error(transparent)]
+    Cjk(#[from] CjkError),
     #[error(transparent)]
     App(#[from] AppError),
     #[error(transparent)]
@@ -209,6 +216,11 @@ fn classify_api(e: &ApiError) -> Option<Classified> {
             "retry in a moment; the server refuses calls beyond its bound instead of queueing them",
         )
         .with_details(json!({ "running": running, "queued": queued })),
+        ApiError::TooManySessions { open } => Classified::new(
+            "overloaded",
+            "retry after the Retry-After seconds: sessions idle for a while are closed to make room",
+        )
+        .with_details(json!({ "sessions": open })),
         ApiError::TimedOut { call, secs } => Classified::new(
             "timeout",
             "narrow the call (a smaller `k`, fewer queries) or raise `kebab serve --timeout`",
@@ -233,6 +245,10 @@ fn classify_api(e: &ApiError) -> Option<Classified> {
         ApiError::Korean(_) => Classified::new(
             "io_error",
             "point at a compiled mecab-ko-dic directory (PyPI: python-mecab-ko-dic)",
+        ),
+        ApiError::Cjk(_) => Classified::new(
+            "io_error",
+            "point at a compiled IPADIC directory (PyPI: ipadic, its ipadic/dicdir)",
         ),
         ApiError::Eval(_) => Classified::new(
             "invalid_input",
@@ -332,6 +348,13 @@ fn classify_one(cause: &(dyn StdError + 'static)) -> Option<Classified> {
                 "check that the path exists and is readable",
             ));
         }
+        Some(IngestError::NotAFileOrDirectory { .. }) => {
+            return Some(Classified::new(
+                "invalid_input",
+                "ingest a directory or a regular file; to index what a device or a pipe gives, \
+                 pipe it in: `cmd | kebab ingest - --name out.txt`",
+            ));
+        }
         Some(IngestError::Lock(e)) => return classify_one(e),
         Some(IngestError::External(e)) => {
             use crate::ingest::external::ExternalError;
@@ -412,6 +435,19 @@ fn classify_one(cause: &(dyn StdError + 'static)) -> Option<Classified> {
             crate::app::vector_hint(e),
         ));
     }
+    if let Some(LockError::OtherUser { pid, uid, .. }) = cause.downcast_ref::<LockError>() {
+        return Some(
+            Classified::new(
+                "locked_by_other_user",
+                format!(
+                    "a process of another user (uid {uid}, pid {pid}) holds this index's lock: make \
+                     the data directory yours alone (`chmod 700 DATA_DIR`; kebab makes new ones so) \
+                     and have that process stopped"
+                ),
+            )
+            .with_details(json!({ "pid": pid, "uid": uid })),
+        );
+    }
     if let Some(LockError::Io { source, .. }) = cause.downcast_ref::<LockError>()
         && matches!(
             source.kind(),
@@ -432,7 +468,10 @@ const READ_ONLY_HINT: &str = "this user cannot write the data directory: search,
 fn classify_store(e: &StoreError) -> Classified {
     use rusqlite::ErrorCode::{DatabaseBusy, DatabaseLocked, DiskFull, SystemIoFailure};
     match e {
-        StoreError::UnknownRoot(_) | StoreError::RootExists(_) | StoreError::BadRootName(_) => {
+        StoreError::UnknownRoot(_)
+        | StoreError::RootExists(_)
+        | StoreError::BadRootName(_)
+        | StoreError::ReservedRootName(_) => {
             return Classified::new("invalid_input", "`kebab roots` lists the index's roots");
         }
         _ => {}

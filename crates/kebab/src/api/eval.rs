@@ -196,7 +196,7 @@ fn request<'a>(
         snippet_chars: 40,
         fusion: app.config.search.fusion(),
         candidates: app.config.search.candidates.max(k),
-        korean: indexes.korean.as_ref(),
+        cjk: Some(&indexes.cjk),
         rerank: reranker.filter(|_| mode.rerank),
     }
 }

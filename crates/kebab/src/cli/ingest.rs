@@ -65,6 +65,8 @@ fn with_progress(
         ProgressStyle::with_template("{spinner} {bar:30} {pos}/{len} {wide_msg}")
             .expect("valid template"),
     );
+    // Progress lines nobody reads any more do not stop the ingest: the
+    // run finishes and keeps what it indexed.
     let mut stdout = std::io::stdout().lock();
     // Files still to be parsed: until then the bar counts files, and
     // chunks embedded beside parsing only show in its message.
@@ -111,10 +113,10 @@ fn with_progress(
     };
     let report = job(&mut on_progress)?;
     bar.finish_and_clear();
+    drop(stdout);
     if json {
-        writeln!(stdout, "{}", serde_json::to_string(&report)?)?;
+        super::output::print_json(&report)?;
     } else {
-        drop(stdout);
         print_ingest_report(&report);
     }
     Ok(report)
@@ -172,7 +174,7 @@ pub(crate) fn print_ingest_report(r: &IngestReport) {
         );
     }
     if r.korean_analyzed > 0 {
-        outln!("  Korean: {} chunks analysed", r.korean_analyzed);
+        outln!("  CJK words: {} chunks analysed", r.korean_analyzed);
     }
     for w in &r.warnings {
         outln!("  warning: {}", escape_control(w));

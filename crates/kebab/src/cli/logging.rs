@@ -4,8 +4,6 @@
 //! `KEBAB_LOG_DIR`), a week kept. Nothing is ever logged to stdout, which
 //! belongs to results (and to protocol messages under `kebab mcp`).
 
-use std::path::PathBuf;
-
 use tracing_appender::non_blocking::WorkerGuard;
 use tracing_appender::rolling::{RollingFileAppender, Rotation};
 use tracing_subscriber::EnvFilter;
@@ -29,21 +27,6 @@ pub(crate) struct LogGuard {
     _file: Option<WorkerGuard>,
 }
 
-/// The log directory: `KEBAB_LOG_DIR`, else `$XDG_STATE_HOME/kebab/logs`.
-pub(crate) fn log_dir() -> PathBuf {
-    if let Some(dir) = std::env::var_os("KEBAB_LOG_DIR") {
-        return PathBuf::from(dir);
-    }
-    std::env::var_os("XDG_STATE_HOME")
-        .map(PathBuf::from)
-        .filter(|p| p.is_absolute())
-        .unwrap_or_else(|| {
-            PathBuf::from(std::env::var_os("HOME").unwrap_or_else(|| "/".into()))
-                .join(".local/state")
-        })
-        .join("kebab/logs")
-}
-
 /// Install the stderr and file loggers. A log directory that cannot be
 /// created leaves only the stderr logger; logging never stops a command.
 pub(crate) fn init(verbosity: Verbosity) -> LogGuard {
@@ -62,7 +45,7 @@ pub(crate) fn init(verbosity: Verbosity) -> LogGuard {
         .with_writer(std::io::stderr)
         .with_target(false)
         .with_filter(stderr_filter);
-    let dir = log_dir();
+    let dir = kebab::config::default_log_dir();
     let file = std::fs::create_dir_all(&dir)
         .ok()
         .and_then(|_| {

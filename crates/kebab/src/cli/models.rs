@@ -2,14 +2,19 @@
 //! downloads, the Korean dictionary import).
 
 use super::prelude::*;
-use kebab::api::models::{KO_DIC_SAMPLE, ModelPullReport, ModelsReport};
+use kebab::api::models::{DicLanguage, ModelPullReport, ModelsReport};
 
 /// `kebab models …`.
 pub(crate) fn models_cmd(session: &Session, what: ModelsCmd, json: bool) -> Result<u8> {
     match what {
         ModelsCmd::List => models_list(session, json),
         ModelsCmd::Pull { name, endpoint } => models_pull(session, &name, endpoint, json),
-        ModelsCmd::ImportKoDic { source, out } => models_import_ko_dic(session, &source, out, json),
+        ModelsCmd::ImportKoDic { source, out } => {
+            models_import_dic(session, DicLanguage::Korean, &source, out, json)
+        }
+        ModelsCmd::ImportJaDic { source, out } => {
+            models_import_dic(session, DicLanguage::Japanese, &source, out, json)
+        }
     }
 }
 
@@ -75,27 +80,33 @@ fn print_pulled(pulled: &ModelPullReport) {
     }
 }
 
-/// `kebab models import-ko-dic DIR`: build the Korean dictionary from a
-/// compiled mecab-ko-dic (PyPI `python-mecab-ko-dic`).
-fn models_import_ko_dic(
+/// `kebab models import-ko-dic DIR` / `import-ja-dic DIR`: build a
+/// dictionary from a compiled MeCab dictionary.
+fn models_import_dic(
     session: &Session,
+    language: DicLanguage,
     source: &std::path::Path,
     out: Option<PathBuf>,
     json: bool,
 ) -> Result<u8> {
     if !json {
         errln!(
-            "building the Korean dictionary from {} (about a minute)…",
+            "building the {language:?} dictionary from {} (about a minute)…",
             source.display()
         );
     }
-    render(json, &session.import_ko_dic(source, out)?, |built| {
-        outln!(
-            "{} entries → {} ({:.0} s)\nsample: {KO_DIC_SAMPLE} → {}",
-            built.entries,
-            built.dir.display(),
-            built.seconds,
-            built.sample
-        )
-    })
+    render(
+        json,
+        &session.import_dictionary(language, source, out)?,
+        |built| {
+            outln!(
+                "{} entries → {} ({:.0} s)\nsample: {} → {}",
+                built.entries,
+                built.dir.display(),
+                built.seconds,
+                language.sample(),
+                built.sample
+            )
+        },
+    )
 }

@@ -3,9 +3,9 @@
 use super::prelude::*;
 
 pub(crate) fn print_json(value: &impl Serialize) -> Result<()> {
-    let mut out = std::io::stdout().lock();
-    serde_json::to_writer(&mut out, value)?;
-    writeln!(out)?;
+    let mut line = serde_json::to_vec(value)?;
+    line.push(b'\n');
+    super::term::write_out(&line);
     Ok(())
 }
 

@@ -224,6 +224,9 @@ fn print_explain(hit: &kebab::wire::SearchHit) {
     if let Some(rerank) = r.rerank_score {
         outln!("   ├ rerank (cross-encoder)  score {rerank:.3}");
     }
+    if let Some(confidence) = hit.citation.ocr_confidence() {
+        outln!("   ├ text read from an image by OCR  confidence {confidence:.2}");
+    }
     outln!(
         "   ├ final rank {}  {} {:.3}",
         hit.rank,

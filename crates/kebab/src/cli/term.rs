@@ -36,24 +36,41 @@ pub(crate) use {errln, outln};
 
 /// Write `text` and a line break to stdout, escaped.
 pub(crate) fn line_out(text: &str) {
-    println!("{}", escape_control_keep_lines(text));
+    let mut line = escape_control_keep_lines(text).into_owned();
+    line.push('\n');
+    write_out(line.as_bytes());
 }
 
 /// Write `text` and a line break to stderr, escaped.
 pub(crate) fn line_err(text: &str) {
-    eprintln!("{}", escape_control_keep_lines(text));
+    write_err(&format!("{}\n", escape_control_keep_lines(text)));
 }
 
 /// Write one streamed piece of text to stdout, escaped, and flush it. A
 /// control sequence split across pieces is harmless: each control
 /// character is escaped on its own.
 pub(crate) fn stream(piece: &str) {
-    let mut out = std::io::stdout().lock();
-    let _ = out.write_all(escape_control_keep_lines(piece).as_bytes());
-    let _ = out.flush();
+    write_out(escape_control_keep_lines(piece).as_bytes());
 }
 
 /// Write one line of JSON to stderr as it is (`error.v1` with `--json`).
 pub(crate) fn json_err(line: &str) {
-    eprintln!("{line}");
+    write_err(&format!("{line}\n"));
+}
+
+/// Write `bytes` to stdout and flush. When the reader went away (`kebab
+/// list docs | head`), the command ends here, quietly and with exit code
+/// 0, as Unix tools do; nothing else it could print would be read.
+pub(crate) fn write_out(bytes: &[u8]) {
+    let mut out = std::io::stdout().lock();
+    if let Err(e) = out.write_all(bytes).and_then(|()| out.flush())
+        && e.kind() == std::io::ErrorKind::BrokenPipe
+    {
+        std::process::exit(0);
+    }
+}
+
+/// Write `text` to stderr; a stderr nobody reads is no reason to stop.
+fn write_err(text: &str) {
+    let _ = std::io::stderr().lock().write_all(text.as_bytes());
 }

@@ -25,9 +25,7 @@ pub(crate) fn show_event(json: bool) -> impl FnMut(WatchEvent<'_>) {
             if let Some(line) = event.line()
                 && let Ok(text) = serde_json::to_string(&line)
             {
-                let mut stdout = std::io::stdout().lock();
-                let _ = writeln!(stdout, "{text}");
-                let _ = stdout.flush();
+                super::term::write_out(format!("{text}\n").as_bytes());
             }
             return;
         }

@@ -1,5 +1,6 @@
 //! Indexes derived from the chunks, brought up to date after every run:
-//! Korean morphemes, the lexical index and vectors in LanceDB.
+//! Korean, Japanese and Chinese words, the lexical index and vectors in
+//! LanceDB.
 //!
 //! SQLite is the source of truth. Vectors are reconciled, not patched: rows
 //! whose chunk has no `embedding_records` entry any more (the chunk was
@@ -15,8 +16,8 @@ use std::time::Instant;
 use serde::Serialize;
 
 use super::Progress;
+use kebab_search::cjk::CjkAnalyzer;
 use kebab_search::embed::Embedder;
-use kebab_search::korean::KoreanAnalyzer;
 use kebab_store::vector::{VectorError, VectorRow, VectorStore};
 use kebab_store::{MissingVector, ModelKey, Store, StoreError, text_hash};
 
@@ -72,7 +73,8 @@ pub struct Timings {
     pub parse_ms: f64,
     /// SQLite writes of documents, blocks and chunks.
     pub store_ms: f64,
-    /// Korean morphological analysis.
+    /// Korean, Japanese and Chinese analysis (the name is from when only
+    /// Korean was analysed).
     pub korean_ms: f64,
     /// Bringing the lexical index up to date (or rebuilding it).
     pub lexical_ms: f64,
@@ -82,35 +84,55 @@ pub struct Timings {
     pub vector_store_ms: f64,
 }
 
-/// Analyse chunks stored without Korean morphemes, about `at_most` of
-/// them (whole batches; fewer when no more are missing). Returns how many.
-pub fn backfill_korean(
+/// What [`backfill_cjk`] did.
+pub struct Backfill {
+    /// Chunks analysed.
+    pub done: usize,
+    /// Why it stopped early: a dictionary that does not load (the chunks
+    /// left wait for the next run rather than being stored without their
+    /// words).
+    pub stopped: Option<String>,
+}
+
+/// Analyse chunks stored without their Korean, Japanese and Chinese words,
+/// about `at_most` of them (whole batches; fewer when no more are
+/// missing).
+pub fn backfill_cjk(
     store: &mut Store,
-    korean: &KoreanAnalyzer,
+    cjk: &CjkAnalyzer,
     timings: &mut Timings,
     at_most: usize,
-) -> Result<usize, StoreError> {
+) -> Result<Backfill, StoreError> {
     let started = Instant::now();
-    let mut done = 0;
-    while done < at_most {
-        let pending = store.chunks_missing_korean(BATCH)?;
+    let mut out = Backfill {
+        done: 0,
+        stopped: None,
+    };
+    'batches: while out.done < at_most {
+        let pending = store.chunks_missing_analysis(BATCH)?;
         if pending.is_empty() {
             break;
         }
-        let tokens: Vec<(String, String)> = pending
-            .into_iter()
-            .map(|(id, text)| {
-                // An analysis failure indexes the chunk without morphemes
-                // rather than retrying it forever.
-                let t = korean.morphemes(&text).ok().flatten().unwrap_or_default();
-                (id, t)
-            })
-            .collect();
-        done += tokens.len();
-        store.set_korean_tokens(&tokens)?;
+        let mut words = Vec::with_capacity(pending.len());
+        for chunk in pending {
+            match cjk.morphemes(&chunk.text, chunk.lang.as_deref()) {
+                Ok(w) => words.push((chunk.chunk_id, w.unwrap_or_default())),
+                Err(e) if e.is_dictionary() => {
+                    out.stopped = Some(format!("{e} (hint: `kebab doctor`)"));
+                    store.set_analysed_words(&words)?;
+                    out.done += words.len();
+                    break 'batches;
+                }
+                // One text the analyser fails on is indexed without its
+                // words rather than retried forever.
+                Err(_) => words.push((chunk.chunk_id, String::new())),
+            }
+        }
+        out.done += words.len();
+        store.set_analysed_words(&words)?;
     }
     timings.korean_ms += elapsed_ms(started);
-    Ok(done)
+    Ok(out)
 }
 
 impl VectorReport {

@@ -49,6 +49,9 @@ pub enum IngestError {
         path: PathBuf,
         source: std::io::Error,
     },
+    /// Neither a directory nor a regular file (a device, a FIFO, a socket).
+    #[error("cannot ingest {path}: it is {kind}, not a directory or a regular file")]
+    NotAFileOrDirectory { path: PathBuf, kind: &'static str },
     #[error(transparent)]
     Store(#[from] StoreError),
     #[error(transparent)]
@@ -69,6 +72,8 @@ enum Outcome {
 
 struct Prepared {
     doc: NewDocument,
+    /// The images whose text OCR read for it.
+    ocr: kebab_plugin_host::ocr::OcrUse,
     block_count: usize,
     warnings: Vec<String>,
     /// Same bytes as indexed: re-parsed for a new plugin version, policy or
@@ -158,10 +163,7 @@ pub fn ingest(
     cancel: &AtomicBool,
     on_progress: &mut dyn FnMut(&Progress),
 ) -> Result<IngestReport, IngestError> {
-    let start = path.canonicalize().map_err(|source| IngestError::Path {
-        path: path.to_path_buf(),
-        source,
-    })?;
+    let start = ingestable(path)?;
     let run = Run {
         what: "kebab ingest",
         paths: std::slice::from_ref(&start),
@@ -177,15 +179,33 @@ pub fn ingest(
     )
 }
 
+/// `path` resolved, when it is a directory or a regular file: a device
+/// (`/dev/zero`), a FIFO or a socket is refused, so neither it nor the
+/// directory holding it ever becomes a root.
+fn ingestable(path: &Path) -> Result<PathBuf, IngestError> {
+    let start = path.canonicalize().map_err(|source| IngestError::Path {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let meta = std::fs::metadata(&start).map_err(|source| IngestError::Path {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    if meta.is_dir() || meta.is_file() {
+        return Ok(start);
+    }
+    Err(IngestError::NotAFileOrDirectory {
+        path: path.to_path_buf(),
+        kind: kebab_core::paths::file_kind(&meta.file_type()),
+    })
+}
+
 /// Where `path` is indexed from: a file outside every root of the index
 /// and of the config is kept in the data dir's `_external/`
 /// ([`external`]) and indexed there — `Some(kept copy)`; anything else
 /// (`None`) in place.
 pub fn one_off(app: &App, path: &Path) -> Result<Option<PathBuf>, IngestError> {
-    let start = path.canonicalize().map_err(|source| IngestError::Path {
-        path: path.to_path_buf(),
-        source,
-    })?;
+    let start = ingestable(path)?;
     if !start.is_file()
         || app.store.root_containing(&start)?.is_some()
         || app
@@ -208,6 +228,10 @@ pub fn one_off(app: &App, path: &Path) -> Result<Option<PathBuf>, IngestError> {
         ReadRefusal::Io(source) => external::ExternalError::Read {
             what: start.display().to_string(),
             source,
+        },
+        ReadRefusal::Outside(to) => external::ExternalError::Read {
+            what: start.display().to_string(),
+            source: std::io::Error::other(format!("it now leads to {to}")),
         },
     })?;
     let name = start.file_name().map(|n| n.to_string_lossy().into_owned());
@@ -324,6 +348,16 @@ fn sync_paths(
     cancel: &AtomicBool,
     on_progress: &mut dyn FnMut(&Progress),
 ) -> Result<bool, IngestError> {
+    if !walk::is_intact_root(&root.path) {
+        // Replaced by a link, or gone between the check and the run: its
+        // documents stay until it is a directory of its own again.
+        report.warnings.push(format!(
+            "{} is no longer a directory of its own (gone, or replaced by a link): nothing \
+             synced, its documents kept",
+            root.path.display()
+        ));
+        return Ok(false);
+    }
     let opts = app.walk_options(root)?;
     let shown = match starts {
         [one] => one.display().to_string(),
@@ -332,13 +366,15 @@ fn sync_paths(
     on_progress(&Progress::ScanStarted { root: shown });
     let mut walked = Vec::new();
     let mut ignored = Vec::new();
-    for start in starts.iter().filter(|s| s.exists()) {
-        if !explicit && !start.is_dir() {
-            // A changed file is taken only if a walk of its directory
-            // would take it (ignore rules apply).
-            walked.extend(walk::walk_file(start, &root.path, &opts));
-            continue;
-        }
+    // Changed files are taken only if a walk of their directory would take
+    // them (ignore rules apply): each directory read once for all of them.
+    let (files, dirs): (Vec<&PathBuf>, Vec<&PathBuf>) = starts
+        .iter()
+        .filter(|s| s.exists())
+        .partition(|s| !explicit && !s.is_dir());
+    let files: Vec<PathBuf> = files.into_iter().cloned().collect();
+    walked.extend(walk::walk_files(&files, &root.path, &opts));
+    for start in dirs {
         if !explicit && !walk::enters(start, &root.path, &opts) {
             // A changed directory an ignore rule leaves out: nothing of it
             // is indexed (what was, before the rule, is removed below).
@@ -505,11 +541,15 @@ fn take_writer_lock(
 
 /// Before a writer (holding the writer lock) writes anything: derived
 /// indexes that were dropped or damaged are rebuilt — the full-text table
-/// from the chunks, a damaged vector table empty for the vector pass to
+/// from the chunks, the lexical change log (the lexical index then rebuilt
+/// at the run's end), a damaged vector table empty for the vector pass to
 /// fill again. What was rebuilt, for the report's warnings.
 fn heal_derived(app: &mut App, indexes: &mut Indexes) -> Result<Vec<String>, IngestError> {
     indexes.repair_vectors();
-    Ok(app.store.heal_full_text()?.into_iter().collect())
+    // The log first: the full-text rebuild logs every chunk into it.
+    let log = app.store.heal_lexical_log()?;
+    let full_text = app.store.heal_full_text()?;
+    Ok(log.into_iter().chain(full_text).collect())
 }
 
 /// Bring the lexical index up to date with the chunks stored so far: in
@@ -550,19 +590,26 @@ fn conclude(
     on_progress: &mut dyn FnMut(&Progress),
 ) -> Result<IngestReport, IngestError> {
     report.warnings.extend(indexes.warnings.iter().cloned());
-    if let Some(korean) = &indexes.korean {
-        // Each chunk analysed is logged for the lexical index again: a
-        // long backfill brings it up to date as a long run of writes does.
-        let every = kebab_store::LEXICAL_APPLY_EVERY;
-        loop {
-            let done =
-                derived::backfill_korean(&mut app.store, korean, &mut report.timings, every)?;
-            report.korean_analyzed += done;
-            if done < every {
-                break;
-            }
-            apply_lexical(app, &mut report, true);
+    // Another analyser (a dictionary installed, new rules) analyses every
+    // chunk again. Each chunk whose words change is logged for the lexical
+    // index again: a long backfill brings it up to date as a long run of
+    // writes does.
+    if app.store.adopt_analyzer(&indexes.cjk.version())? {
+        tracing::info!(version = %indexes.cjk.version(), "analysing every chunk's CJK words");
+    }
+    let every = kebab_store::LEXICAL_APPLY_EVERY;
+    loop {
+        let backfill =
+            derived::backfill_cjk(&mut app.store, &indexes.cjk, &mut report.timings, every)?;
+        report.korean_analyzed += backfill.done;
+        if let Some(why) = backfill.stopped {
+            report.warnings.push(why);
+            break;
         }
+        if backfill.done < every {
+            break;
+        }
+        apply_lexical(app, &mut report, true);
     }
     apply_lexical(app, &mut report, false);
     if let Some((embedder, vectors)) = &indexes.vectors {
@@ -878,6 +925,7 @@ fn process(job: &Job, plugin: Option<(&RegisteredPlugin, bool)>, shared: &Shared
         warnings.push(format!("{reason}; indexed by the text plugin"));
     }
     warnings.extend(output.logs.iter().map(|l| format!("plugin log: {l}")));
+    warnings.extend(output.attachments_refused.iter().cloned());
     if output.logs_dropped > 0 {
         warnings.push(format!(
             "{} more plugin log lines dropped",
@@ -885,6 +933,7 @@ fn process(job: &Job, plugin: Option<(&RegisteredPlugin, bool)>, shared: &Shared
         ));
     }
     let block_count = output.document.blocks.len();
+    let ocr = output.ocr;
     let (doc, doc_warnings) = build_document(
         job,
         plugin,
@@ -901,6 +950,7 @@ fn process(job: &Job, plugin: Option<(&RegisteredPlugin, bool)>, shared: &Shared
         unclaimed,
         block_count,
         doc,
+        ocr,
         warnings,
     }))
 }
@@ -908,7 +958,7 @@ fn process(job: &Job, plugin: Option<(&RegisteredPlugin, bool)>, shared: &Shared
 /// The file's bytes, or the outcome that says why they are not read (it
 /// changed since the walk, or cannot be read).
 fn read(job: &Job, shared: &Shared<'_>) -> Result<Vec<u8>, Outcome> {
-    match paths::read_regular_file(&job.real, shared.max_file_bytes) {
+    match paths::read_regular_file_within(&job.real, &shared.root.path, shared.max_file_bytes) {
         Ok(b) => Ok(b),
         Err(ReadRefusal::NotRegular(now)) => Err(Outcome::Skipped(
             SkipReason::NotRegularFile,
@@ -923,13 +973,19 @@ fn read(job: &Job, shared: &Shared<'_>) -> Result<Vec<u8>, Outcome> {
             ),
         )),
         Err(ReadRefusal::Io(e)) => Err(Outcome::Failed(format!("cannot read: {e}"))),
+        Err(ReadRefusal::Outside(to)) => Err(Outcome::Skipped(
+            SkipReason::SymlinkOutsideRoot,
+            format!("a directory on its path became a link to {to}, outside the root"),
+        )),
     }
 }
 
 /// Run the routed plugin, and the text plugin when it fails (not for
 /// binary files, nor when the routed plugin is the text plugin): the
 /// plugin that produced the output, the output, and why the fallback was
-/// needed.
+/// needed. A binary file its plugin cannot read at all (`unsupported`: an
+/// encrypted or legacy format) is skipped with the plugin's reason, not
+/// counted as bad input.
 fn parse_with_fallback<'p>(
     plugin: &'p RegisteredPlugin,
     job: &Job,
@@ -937,22 +993,25 @@ fn parse_with_fallback<'p>(
     binary: bool,
     shared: &Shared<'p>,
 ) -> Result<(&'p RegisteredPlugin, CallOutput, Option<String>), Outcome> {
-    let shape = SourceShape::of(bytes);
     let interrupted = || shared.cancel.load(Ordering::Relaxed);
-    match run_plugin(plugin, job, bytes, shape, shared) {
+    match run_plugin(plugin, &job.rel, bytes, shared, 0) {
         Ok(out) => Ok((plugin, out, None)),
         Err(_) if interrupted() => Err(Outcome::Interrupted),
-        Err(reason) => {
+        Err(failure) => {
             let text = shared.plugins.registry.fallback();
-            let reason = format!("{} plugin {reason}", plugin.name());
+            let reason = format!("{} plugin {}", plugin.name(), failure.message);
+            if binary && failure.unsupported {
+                return Err(Outcome::Skipped(SkipReason::Unsupported, reason));
+            }
             if std::ptr::eq(text, plugin) || binary {
                 return Err(Outcome::Failed(reason));
             }
-            match run_plugin(text, job, bytes, shape, shared) {
+            match run_plugin(text, &job.rel, bytes, shared, 0) {
                 Ok(out) => Ok((text, out, Some(reason))),
                 Err(_) if interrupted() => Err(Outcome::Interrupted),
                 Err(fallback_err) => Err(Outcome::Failed(format!(
-                    "{reason}; text fallback {fallback_err}"
+                    "{reason}; text fallback {}",
+                    fallback_err.message
                 ))),
             }
         }
@@ -1001,37 +1060,151 @@ pub fn has_generated_marker(bytes: &[u8]) -> bool {
         .any(|m| head.contains(m))
 }
 
-/// Run one plugin and validate what it returns; zero chunks count as failure.
+/// Why a plugin's output for a file was not taken.
+struct RunFailure {
+    /// The plugin said it cannot read such a file (`unsupported`).
+    unsupported: bool,
+    message: String,
+}
+
+impl RunFailure {
+    fn new(message: impl Into<String>) -> RunFailure {
+        RunFailure {
+            unsupported: false,
+            message: message.into(),
+        }
+    }
+}
+
+/// How deeply attachments are read: an e-mail attached to an e-mail
+/// attached to an e-mail is as far as it goes.
+const MAX_ATTACHMENT_DEPTH: usize = 3;
+
+/// Run one plugin on the file `path`'s `bytes` and validate what it
+/// returns, with the attachments it handed over read by their own plugins
+/// and placed into its document ([`kebab_plugin_host::attach`]); zero
+/// chunks count as failure. `depth`: how many files hold this one.
 fn run_plugin(
     plugin: &RegisteredPlugin,
-    job: &Job,
+    path: &str,
     bytes: &[u8],
-    shape: SourceShape,
     shared: &Shared<'_>,
-) -> Result<CallOutput, String> {
-    let output = shared
+    depth: usize,
+) -> Result<CallOutput, RunFailure> {
+    let mut output = shared
         .plugins
         .runtime
         .parse_and_chunk(
             &plugin.plugin,
             &shared.limits.limits_for(plugin.name()),
             &shared.run_for(plugin.name()).settings,
-            &job.rel,
+            path,
             bytes,
             shared.policy,
         )
-        .map_err(|e| e.to_string())?;
-    validate(
-        &output.document,
-        &output.chunks,
-        shape,
-        &shared.limits.output_limits_for(plugin.name()),
-    )
-    .map_err(|e| e.to_string())?;
+        .map_err(|e| RunFailure {
+            unsupported: matches!(
+                e,
+                kebab_plugin_host::runtime::CallError::Plugin(
+                    kebab_plugin_host::PluginError::Unsupported(_)
+                )
+            ),
+            message: e.to_string(),
+        })?;
+    let limits = shared.limits.output_limits_for(plugin.name());
+    let shape = SourceShape::of(bytes);
+    validate(&output.document, &output.chunks, shape, &limits)
+        .map_err(|e| RunFailure::new(e.to_string()))?;
+    read_attachments(&mut output, shape, shared, depth, &limits);
     if output.chunks.is_empty() {
-        return Err("produced no chunks".into());
+        return Err(RunFailure::new("produced no chunks"));
     }
     Ok(output)
+}
+
+/// Read each attachment `output`'s plugin handed over with the plugin that
+/// claims its name (the text plugin for unclaimed text, as for files), and
+/// place what it gives into `output`'s document (of a file of `shape`);
+/// one that cannot be read, or that takes the document past `limits`, is
+/// named among `attachments_refused` and left out.
+fn read_attachments(
+    output: &mut CallOutput,
+    shape: SourceShape,
+    shared: &Shared<'_>,
+    depth: usize,
+    limits: &kebab_plugin_host::validate::OutputLimits,
+) {
+    for attachment in std::mem::take(&mut output.attachments) {
+        let name = kebab_core::sanitize::escape_control(&attachment.name).into_owned();
+        if depth + 1 >= MAX_ATTACHMENT_DEPTH {
+            output.attachments_refused.push(format!(
+                "attachment {name} not read: attachments nest deeper than {MAX_ATTACHMENT_DEPTH}"
+            ));
+            continue;
+        }
+        let read = read_attachment(&attachment, shared, depth + 1).and_then(|child| {
+            let mut document = output.document.clone();
+            let mut chunks = output.chunks.clone();
+            kebab_plugin_host::attach::merge(
+                &mut document,
+                &mut chunks,
+                &attachment,
+                child.document,
+                child.chunks,
+            );
+            // The attachment's spans were checked against its own bytes;
+            // this checks the whole against the holder's bounds.
+            validate(&document, &chunks, shape, limits)
+                .map_err(|e| RunFailure::new(e.to_string()))?;
+            output.attachments_refused.extend(child.attachments_refused);
+            output.ocr += child.ocr;
+            Ok((document, chunks))
+        });
+        match read {
+            Ok((document, chunks)) => {
+                output.document = document;
+                output.chunks = chunks;
+            }
+            Err(failure) => output.attachments_refused.push(format!(
+                "attachment {name} not indexed: {}",
+                failure.message
+            )),
+        }
+    }
+}
+
+/// The document and chunks of one attachment, read by the plugin that
+/// claims its name.
+fn read_attachment(
+    attachment: &kebab_plugin_host::attach::Attachment,
+    shared: &Shared<'_>,
+    depth: usize,
+) -> Result<CallOutput, RunFailure> {
+    let bytes = &attachment.bytes;
+    if is_blank(bytes) {
+        return Err(RunFailure::new("it is empty"));
+    }
+    let binary = binary_kind(bytes);
+    let routed = shared.plugins.registry.route(&attachment.name);
+    let plugin = match routed {
+        Some(p) => p,
+        None if shared.unknown_text && binary.is_none() => shared.plugins.registry.fallback(),
+        None => return Err(RunFailure::new("no plugin reads files of its kind")),
+    };
+    if let Some(kind) = binary.filter(|_| !plugin.plugin.info.accepts_binary) {
+        return Err(RunFailure::new(format!("binary content ({kind})")));
+    }
+    match run_plugin(plugin, &attachment.name, bytes, shared, depth) {
+        Ok(out) => Ok(out),
+        Err(failure) if binary.is_some() || routed.is_none() => Err(failure),
+        Err(_) => run_plugin(
+            shared.plugins.registry.fallback(),
+            &attachment.name,
+            bytes,
+            shared,
+            depth,
+        ),
+    }
 }
 
 #[cfg(test)]

@@ -126,6 +126,10 @@ pub struct IngestItem {
     pub fallback: Option<String>,
     pub warnings: Vec<String>,
     pub error: Option<String>,
+    /// Images of the file whose text was read by OCR (scanned pages,
+    /// photos), when any were.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ocr_images: Option<u32>,
 }
 
 impl IngestItem {
@@ -146,6 +150,7 @@ impl IngestItem {
             fallback: None,
             warnings: Vec::new(),
             error: None,
+            ocr_images: None,
         }
     }
 }
@@ -177,8 +182,14 @@ pub struct IngestReport {
     pub skipped_symlink_duplicate: usize,
     pub skipped_not_regular_file: usize,
     pub skip_examples: BTreeMap<&'static str, Vec<String>>,
-    /// Chunks analysed for Korean morphemes in this run.
+    /// Chunks analysed for Korean, Japanese and Chinese words in this run
+    /// (text without any counted too; the name is from when only Korean
+    /// was analysed).
     pub korean_analyzed: usize,
+    /// Images whose text was read by OCR in this run, and how many of those
+    /// came from the OCR cache (an unchanged image is never read twice).
+    pub ocr_images: u32,
+    pub ocr_cached: u32,
     /// The vector index pass; null when no embedding model is in use.
     pub vectors: Option<VectorReport>,
     /// Time per stage.
@@ -206,6 +217,8 @@ pub(super) struct Report {
     examples: BTreeMap<&'static str, Vec<String>>,
     pub(super) items: Vec<IngestItem>,
     pub(super) korean_analyzed: usize,
+    pub(super) ocr_images: u32,
+    pub(super) ocr_cached: u32,
     pub(super) vectors: Option<VectorReport>,
     pub(super) timings: Timings,
     pub(super) warnings: Vec<String>,
@@ -270,6 +283,8 @@ impl Report {
         self.counts.fallbacks += usize::from(doc.fallback_reason.is_some());
         self.counts.unknown_as_text += usize::from(prepared.unclaimed);
         self.counts.chunks_indexed += doc.chunks.len();
+        self.ocr_images += prepared.ocr.images;
+        self.ocr_cached += prepared.ocr.cached;
         self.items.push(IngestItem {
             kind,
             doc_path: rel.to_string(),
@@ -286,6 +301,7 @@ impl Report {
             fallback: doc.fallback_reason.clone(),
             warnings: prepared.warnings.clone(),
             error: None,
+            ocr_images: (prepared.ocr.images > 0).then_some(prepared.ocr.images),
         });
         (kind, doc.chunks.len())
     }
@@ -319,6 +335,8 @@ impl Report {
                 .filter(|(_, v)| !v.is_empty())
                 .collect(),
             korean_analyzed: self.korean_analyzed,
+            ocr_images: self.ocr_images,
+            ocr_cached: self.ocr_cached,
             vectors: self.vectors,
             timings: self.timings,
             warnings: self.warnings,

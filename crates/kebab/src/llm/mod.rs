@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use body::{Body, Stop};
 
-use kebab_core::bounds::{MAX_TIMEOUT_SECS, at_most};
+use kebab_core::bounds::{MAX_TIMEOUT_SECS, at_most, within};
 use serde::{Deserialize, Serialize};
 
 /// `[models.llm]` configuration.
@@ -62,9 +62,14 @@ impl LlmConfig {
                     MAX_MODEL_TOKENS,
                 )
             })
+            .map_err(|e| format!("[models.llm] {e}"))?;
+        within("temperature", self.temperature.into(), 0.0, MAX_TEMPERATURE)
             .map_err(|e| format!("[models.llm] {e}"))
     }
 }
+
+/// The highest sampling temperature a setting takes (the OpenAI API's).
+pub const MAX_TEMPERATURE: f64 = 2.0;
 
 impl Default for LlmConfig {
     fn default() -> Self {

@@ -121,12 +121,22 @@ async fn connect(data_dir: &Path, token: Option<String>, tell: bool) -> Option<A
             say(line);
         }
     };
-    let Some(running) = kebab::service::lock::running(data_dir) else {
-        note(&format!(
-            "no kebab serve runs on {}; serving in-process",
-            data_dir.display()
-        ));
-        return None;
+    let running = match kebab::service::lock::running(data_dir) {
+        Ok(Some(running)) => running,
+        Ok(None) => {
+            note(&format!(
+                "no kebab serve runs on {}; serving in-process",
+                data_dir.display()
+            ));
+            return None;
+        }
+        Err(why) => {
+            note(&format!(
+                "not forwarding to a server: {why}; serving in-process (hint: make the data \
+                 directory yours alone with `chmod 700`)"
+            ));
+            return None;
+        }
     };
     let pid = running.pid;
     let Some(url) = running.url else {
@@ -150,6 +160,16 @@ async fn connect(data_dir: &Path, token: Option<String>, tell: bool) -> Option<A
             return None;
         }
     };
+    // Nothing, least of all the token, goes to a server that cannot show
+    // it serves this data directory.
+    if let Err(why) = verify(&client, &url, running.secret.as_deref()).await {
+        note(&format!(
+            "kebab serve (pid {pid}) at {url} did not prove it serves {} ({why}); not forwarding \
+             to it, serving in-process",
+            data_dir.display()
+        ));
+        return None;
+    }
     let mut config = StreamableHttpClientTransportConfig::with_uri(format!("{url}/mcp"));
     if let Some(token) = token {
         config = config.auth_header(token);
@@ -180,6 +200,31 @@ async fn connect(data_dir: &Path, token: Option<String>, tell: bool) -> Option<A
         service: Mutex::new(Some(service)),
         gone: AtomicBool::new(false),
     }))
+}
+
+/// Check that the server at `url` knows `secret` (the data directory's
+/// lock file's): it answers a fresh challenge with [`kebab::service::proof`].
+async fn verify(client: &reqwest::Client, url: &str, secret: Option<&str>) -> Result<(), String> {
+    let secret = secret.ok_or("its lock file holds no secret (an older kebab?)")?;
+    let nonce = kebab::service::new_secret().map_err(|e| e.to_string())?;
+    let expected = kebab::service::proof(secret, &nonce).ok_or("a malformed secret")?;
+    let answer = tokio::time::timeout(
+        CONNECT,
+        client
+            .get(format!("{url}{}?nonce={nonce}", kebab::service::PROVE_PATH))
+            .send(),
+    )
+    .await
+    .map_err(|_| "no answer in time".to_string())?
+    .map_err(|e| e.to_string())?;
+    let body: serde_json::Value = answer.json().await.map_err(|e| e.to_string())?;
+    let given = body.get("proof").and_then(|p| p.as_str()).unwrap_or("");
+    // Not a secret comparison: the proof is for this nonce only.
+    if given == expected {
+        Ok(())
+    } else {
+        Err("a wrong proof".into())
+    }
 }
 
 impl Upstream {

@@ -3,7 +3,7 @@
 //! verification model (`[rag.verify]`) — with its defaults and the rules
 //! its values must keep.
 
-use kebab_core::bounds::at_most;
+use kebab_core::bounds::{MAX_TIMEOUT_SECS, at_most, within};
 use kebab_search::nli::VerifyConfig;
 use kebab_search::search::MAX_K;
 use serde::{Deserialize, Serialize};
@@ -18,7 +18,8 @@ pub struct RagConfig {
     /// Prompt template: `rag-v3` (the default), or the legacy `rag-v2`
     /// or `rag-v1`.
     pub prompt_template_version: String,
-    /// Minimum relevance of the best chunk (0–1) before the LLM is asked.
+    /// Minimum relevance of the best chunk (0–1) before the LLM is asked;
+    /// 0 asks the model whatever was found.
     pub score_gate: f64,
     /// Token budget for evidence and history.
     pub max_context_tokens: u32,
@@ -34,7 +35,7 @@ pub struct RagConfig {
     pub max_depth: u32,
     /// Wall-time budget of a multi-hop ask's planning, in seconds: past
     /// it no further round starts and the answer is written from the
-    /// evidence gathered.
+    /// evidence gathered (1 to a day).
     pub multi_hop_secs: u64,
     /// `[rag.verify]`: an entailment model that must accept every answer.
     pub verify: VerifyConfig,
@@ -128,6 +129,16 @@ impl RagConfig {
                 )
             })
             .and_then(|()| at_most("max_depth", self.max_depth, MAX_DEPTH))
+            .map_err(|e| format!("[rag] {e}"))?;
+        within("score_gate", self.score_gate, 0.0, 1.0)
+            .and_then(|()| {
+                within(
+                    "multi_hop_secs",
+                    self.multi_hop_secs as f64,
+                    1.0,
+                    MAX_TIMEOUT_SECS as f64,
+                )
+            })
             .map_err(|e| format!("[rag] {e}"))
     }
 }

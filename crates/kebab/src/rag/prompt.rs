@@ -247,9 +247,15 @@ fn evidence(name: &str, packed: &[Packed], tag: &str) -> String {
     let mut out = format!("[{name} tag={tag}]\n");
     for p in packed {
         let hit = &p.retrieved.hit;
+        // Text read from an image may hold misreadings: the model is told.
+        let ocr = hit
+            .citation
+            .ocr_confidence()
+            .map(|c| format!(" ocr={c:.2}"))
+            .unwrap_or_default();
         let _ = write!(
             out,
-            "[#{n} doc={doc} heading={heading} span={span} tag={tag}]\n{text}\n[/#{n} tag={tag}]\n",
+            "[#{n} doc={doc} heading={heading} span={span}{ocr} tag={tag}]\n{text}\n[/#{n} tag={tag}]\n",
             n = p.marker,
             doc = quote(&hit.doc_path),
             heading = quote(&hit.heading_path.join(" › ")),

@@ -5,7 +5,10 @@
 //! handler sees it; [`track_posts`] counts each `/mcp` POST until its
 //! response — an event stream that carries the call's result — is sent,
 //! so a shutdown waits for the answers in flight; [`session_end`] answers
-//! the `DELETE` that ends an MCP session with 204.
+//! the `DELETE` that ends an MCP session with 204; [`announced_size`]
+//! answers 413 at once to a request whose headers announce a body over the
+//! bound; [`admit_session`] bounds MCP sessions (503 with `Retry-After`
+//! when none can be made room for) and their ids.
 
 use std::sync::Arc;
 
@@ -17,7 +20,14 @@ use axum::response::{IntoResponse, Response};
 use futures_util::StreamExt;
 use tokio_util::task::TaskTracker;
 
-use kebab::service::Access;
+use kebab::api::ApiError;
+use kebab::service::{Access, MAX_SESSION_ID_BYTES};
+
+use super::sessions::BoundedSessions;
+use crate::mcp::transport::MAX_MESSAGE_BYTES;
+
+/// Seconds a client refused a session is asked to wait.
+const RETRY_AFTER_SECS: u64 = 5;
 
 /// Refuse what `access` does not accept; pass the rest on.
 pub(super) async fn check(
@@ -35,7 +45,11 @@ pub(super) async fn check(
     let origin = headers
         .get(header::ORIGIN)
         .map(|v| v.to_str().unwrap_or("\u{fffd}"));
-    let verdict = access.check(text(header::HOST), origin, text(header::AUTHORIZATION));
+    let verdict = if request.uri().path() == kebab::service::PROVE_PATH {
+        access.check_public(text(header::HOST), origin)
+    } else {
+        access.check(text(header::HOST), origin, text(header::AUTHORIZATION))
+    };
     match verdict {
         Ok(()) => next.run(request).await,
         Err(refusal) => {
@@ -87,4 +101,67 @@ pub(super) async fn session_end(request: Request, next: Next) -> Response {
         *response.body_mut() = Body::empty();
     }
     response
+}
+
+/// `413 Payload Too Large` before any body is read, when `Content-Length`
+/// announces more than a request may carry.
+pub(super) async fn announced_size(request: Request, next: Next) -> Response {
+    let announced = request
+        .headers()
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<u64>().ok());
+    match announced {
+        Some(n) if n > MAX_MESSAGE_BYTES as u64 => {
+            let e = ApiError::invalid(
+                "body",
+                format!(
+                    "request body of {n} bytes is over the {MAX_MESSAGE_BYTES} bytes a request may carry"
+                ),
+            );
+            refusal(StatusCode::PAYLOAD_TOO_LARGE, &e)
+        }
+        _ => next.run(request).await,
+    }
+}
+
+/// Refuse an MCP session id no session could have (too long, or not
+/// visible ASCII), and a new session when `sessions` has no room (503 with
+/// `Retry-After`).
+pub(super) async fn admit_session(
+    State(sessions): State<Arc<BoundedSessions>>,
+    request: Request,
+    next: Next,
+) -> Response {
+    match request.headers().get("mcp-session-id") {
+        Some(id) => {
+            let bytes = id.as_bytes();
+            if bytes.len() > MAX_SESSION_ID_BYTES || !bytes.iter().all(u8::is_ascii_graphic) {
+                let e = ApiError::invalid(
+                    "Mcp-Session-Id",
+                    format!(
+                        "a session id is at most {MAX_SESSION_ID_BYTES} visible ASCII characters"
+                    ),
+                );
+                return refusal(StatusCode::BAD_REQUEST, &e);
+            }
+        }
+        None if request.method() == Method::POST && !sessions.admit().await => {
+            let e = ApiError::TooManySessions {
+                open: sessions.open(),
+            };
+            let mut response = refusal(StatusCode::SERVICE_UNAVAILABLE, &e);
+            response
+                .headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from(RETRY_AFTER_SECS));
+            return response;
+        }
+        None => {}
+    }
+    next.run(request).await
+}
+
+/// `status` with `error`'s `error.v1` body.
+fn refusal(status: StatusCode, error: &ApiError) -> Response {
+    (status, axum::Json(error.report())).into_response()
 }

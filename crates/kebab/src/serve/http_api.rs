@@ -13,6 +13,9 @@
 //!   /v1/show_session?session_id=…` → `session.v1`
 //! - `GET /v1/schema` → `schema.v1`; `GET /v1/doctor` → `doctor.v1`
 //! - `GET /healthz` → `health.v1`
+//! - `GET /v1/prove?nonce=<64 hex>` → `{"proof": …}`: the server shows it
+//!   serves this data directory ([`kebab::service::proof`]); asked by
+//!   `kebab mcp` before it forwards, so it wants no token
 //!
 //! `ask` and `delete_session` write into the index, so they are MCP only. A failure is
 //! its `error.v1` body with a status: 400 `invalid_input`, 404 for what is
@@ -42,6 +45,8 @@ pub(super) struct State {
     pub(super) engine: Arc<Engine>,
     pub(super) started: Instant,
     pub(super) watching: bool,
+    /// The secret of the data directory's lock file.
+    pub(super) secret: Arc<str>,
 }
 
 /// The tools the API serves; `ask` and `delete_session` write, so they
@@ -64,6 +69,7 @@ const NUMBERS: &[&str] = &["k", "line_start", "line_end", "context", "max_tokens
 pub(super) fn routes(state: State) -> Router {
     Router::new()
         .route("/healthz", get(healthz))
+        .route(kebab::service::PROVE_PATH, get(prove))
         .route("/v1/{tool}", get(from_query).post(from_body))
         .with_state(state)
 }
@@ -81,6 +87,22 @@ async fn healthz(axum::extract::State(state): axum::extract::State<State>) -> Js
         queued,
         watching: state.watching,
     })
+}
+
+/// `GET /v1/prove?nonce=…`: the proof that this server knows the secret of
+/// the data directory's lock file.
+async fn prove(
+    axum::extract::State(state): axum::extract::State<State>,
+    Query(pairs): Query<Vec<(String, String)>>,
+) -> Response {
+    let nonce = pairs
+        .iter()
+        .find(|(k, _)| k == "nonce")
+        .map(|(_, v)| v.as_str());
+    match nonce.and_then(|n| kebab::service::proof(&state.secret, n)) {
+        Some(proof) => Json(serde_json::json!({ "proof": proof })).into_response(),
+        None => failure(&ApiError::invalid("nonce", "a nonce is 64 hex digits")),
+    }
 }
 
 /// `GET /v1/<tool>?…`: the tool with its arguments from the query string.
@@ -196,7 +218,9 @@ fn failure(error: &ApiError) -> Response {
 fn answer_error(report: Value) -> Response {
     let status = match report["code"].as_str().unwrap_or("") {
         "invalid_input" => StatusCode::BAD_REQUEST,
-        "not_indexed" | "chunk_not_found" | "doc_not_found" => StatusCode::NOT_FOUND,
+        "not_indexed" | "chunk_not_found" | "doc_not_found" | "session_not_found" => {
+            StatusCode::NOT_FOUND
+        }
         "overloaded" => StatusCode::SERVICE_UNAVAILABLE,
         "timeout" => StatusCode::GATEWAY_TIMEOUT,
         _ => StatusCode::INTERNAL_SERVER_ERROR,
@@ -247,6 +271,7 @@ mod tests {
         let status = |code: &str| answer_error(json!({ "code": code })).status();
         assert_eq!(status("invalid_input"), StatusCode::BAD_REQUEST);
         assert_eq!(status("doc_not_found"), StatusCode::NOT_FOUND);
+        assert_eq!(status("session_not_found"), StatusCode::NOT_FOUND);
         assert_eq!(status("overloaded"), StatusCode::SERVICE_UNAVAILABLE);
         assert_eq!(status("timeout"), StatusCode::GATEWAY_TIMEOUT);
         assert_eq!(status("internal_error"), StatusCode::INTERNAL_SERVER_ERROR);

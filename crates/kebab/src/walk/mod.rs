@@ -1,6 +1,7 @@
-//! Walking a workspace: `.gitignore`, `.kebabignore`, configured excludes, a
-//! built-in blacklist of build and dependency directories, and a size cap.
-//! Everything passed over for a reason is reported with that reason.
+//! Walking a workspace: `.gitignore`, `.kebabignore` (read within bounds:
+//! [`ignore_files`]), configured excludes, a built-in blacklist of build and
+//! dependency directories, and a size cap. Everything passed over for a
+//! reason is reported with that reason.
 //!
 //! The walk stays inside the root: a symlink whose target resolves outside
 //! it is not followed (like git, which never follows them), a link inside
@@ -16,6 +17,10 @@ use std::sync::{Arc, Mutex};
 use ignore::WalkBuilder;
 use ignore::overrides::OverrideBuilder;
 use kebab_core::paths::escape_path;
+
+pub mod ignore_files;
+
+use ignore_files::IgnoreFiles;
 
 /// Directories never worth indexing.
 pub const BUILTIN_BLACKLIST: &[&str] = &[
@@ -145,6 +150,47 @@ pub struct WalkOptions {
     /// Directories of other roots nested inside this one: left to their
     /// own root, so no file is indexed twice.
     pub nested_roots: Vec<PathBuf>,
+    /// kebab's own directories inside the root (data, cache, logs): never
+    /// walked, so a watcher never indexes the files it writes itself.
+    pub own_dirs: Vec<PathBuf>,
+}
+
+impl WalkOptions {
+    /// Whether `path` lies in one of kebab's own directories.
+    fn is_own(&self, path: &Path) -> bool {
+        self.own_dirs.iter().any(|d| path.starts_with(d))
+    }
+}
+
+/// Whether a walk may start at `start` inside `root`: the root is still
+/// the directory it was (not replaced by a link: its path resolves to
+/// itself), `start` (or, when it is gone, its nearest existing parent)
+/// resolves inside it with every link on the way followed, and it is not
+/// one of kebab's own directories. The walk's rule for what it enters
+/// (links out of the root are not followed), applied to where a walk
+/// begins — so a watcher that re-walks a directory swapped for a link
+/// leaves it, however the swaps were timed.
+fn may_start(start: &Path, root: &Path, opts: &WalkOptions) -> bool {
+    if opts.is_own(start) || !is_intact_root(root) {
+        return false;
+    }
+    let mut at = start;
+    loop {
+        match at.canonicalize() {
+            Ok(real) => return real.starts_with(root),
+            Err(_) => match at.parent() {
+                Some(parent) if parent.starts_with(root) => at = parent,
+                _ => return false,
+            },
+        }
+    }
+}
+
+/// Whether `root` is still a directory of its own: it exists and its path
+/// resolves to itself (roots are stored resolved), so a root deleted and
+/// made again as a link elsewhere is not.
+pub fn is_intact_root(root: &Path) -> bool {
+    root.canonicalize().is_ok_and(|real| real == root) && root.is_dir()
 }
 
 /// Which ignore rules a walk applies.
@@ -154,27 +200,27 @@ struct Rules {
     kebabignore: bool,
 }
 
-/// A walker over `start` applying `rules`, the configured excludes (with
+/// A walker over `start` applying `rules` (kebab reads the ignore files
+/// itself, within bounds: [`ignore_files`]), the configured excludes (with
 /// `kebabignore`), the built-in blacklist and root containment; what it
 /// prunes (blacklisted directories, links out of the root, link loops) is
-/// collected in the returned list.
+/// collected in the returned list, and the ignore files it read are
+/// returned too (to say which were cut short).
 fn builder(
     start: &Path,
     root: &Path,
     opts: &WalkOptions,
     rules: Rules,
     errors: &mut Vec<WalkItem>,
-) -> (WalkBuilder, Arc<Mutex<Vec<WalkItem>>>) {
+) -> (WalkBuilder, Arc<Mutex<Vec<WalkItem>>>, Arc<IgnoreFiles>) {
     let mut builder = WalkBuilder::new(start);
     builder
         .follow_links(true)
-        .require_git(false)
-        .git_ignore(rules.gitignore)
-        .git_global(false)
-        .git_exclude(rules.gitignore)
+        .standard_filters(false)
+        // Dot files and directories stay out, as they always did.
+        .hidden(true)
         .sort_by_file_name(|a, b| a.cmp(b));
     if rules.kebabignore {
-        builder.add_custom_ignore_filename(".kebabignore");
         let mut overrides = OverrideBuilder::new(root);
         for pattern in &opts.exclude {
             if let Err(e) = overrides.add(&format!("!{pattern}")) {
@@ -188,14 +234,20 @@ fn builder(
             builder.overrides(o);
         }
     }
+    let ignore_files = Arc::new(IgnoreFiles::new(root, rules.gitignore, rules.kebabignore));
     let pruned = Arc::new(Mutex::new(Vec::new()));
     builder.filter_entry({
         let root = root.to_path_buf();
         let pruned = Arc::clone(&pruned);
         let nested = opts.nested_roots.clone();
+        let own = opts.own_dirs.clone();
+        let ignore_files = Arc::clone(&ignore_files);
         move |entry| {
             let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
-            if is_dir && entry.depth() > 0 && nested.iter().any(|n| n == entry.path()) {
+            if is_dir && entry.depth() > 0 && nested.iter().chain(&own).any(|n| n == entry.path()) {
+                return false;
+            }
+            if entry.depth() > 0 && ignore_files.matched(entry.path(), is_dir).is_some() {
                 return false;
             }
             let name = entry.file_name().to_string_lossy();
@@ -223,7 +275,7 @@ fn builder(
             }
         }
     });
-    (builder, pruned)
+    (builder, pruned, ignore_files)
 }
 
 /// Why the symlink at `path` must not be followed: its target resolves
@@ -245,7 +297,10 @@ fn link_escape(path: &Path, root: &Path) -> Option<(SkipReason, String)> {
 
 /// Relative paths of the files a walk with `rules` would visit.
 fn files_under(start: &Path, root: &Path, opts: &WalkOptions, rules: Rules) -> BTreeSet<String> {
-    let (builder, _) = builder(start, root, opts, rules, &mut Vec::new());
+    if !may_start(start, root, opts) {
+        return BTreeSet::new();
+    }
+    let (builder, _, _) = builder(start, root, opts, rules, &mut Vec::new());
     builder
         .build()
         .flatten()
@@ -303,11 +358,14 @@ pub fn ignored(
 /// then in walk order: every one that no ignore rule, exclude, the
 /// blacklist or root containment leaves out — what a watcher watches.
 pub fn dirs(start: &Path, root: &Path, opts: &WalkOptions) -> Vec<PathBuf> {
+    if !may_start(start, root, opts) {
+        return Vec::new();
+    }
     let rules = Rules {
         gitignore: true,
         kebabignore: true,
     };
-    let (builder, _) = builder(start, root, opts, rules, &mut Vec::new());
+    let (builder, _, _) = builder(start, root, opts, rules, &mut Vec::new());
     builder
         .build()
         .flatten()
@@ -318,7 +376,7 @@ pub fn dirs(start: &Path, root: &Path, opts: &WalkOptions) -> Vec<PathBuf> {
 
 /// Walk `start` (a directory or a single file); paths are reported relative
 /// to `root`. A file named as `start` is walked even when an ignore rule
-/// matches it (the user asked for it); [`walk_file`] applies the rules.
+/// matches it (the user asked for it); [`walk_files`] applies the rules.
 pub fn walk(start: &Path, root: &Path, opts: &WalkOptions) -> Vec<WalkItem> {
     walk_to_depth(start, root, opts, None)
 }
@@ -327,6 +385,9 @@ pub fn walk(start: &Path, root: &Path, opts: &WalkOptions) -> Vec<WalkItem> {
 /// ignore rule, exclude, the blacklist or a nested root leaves it out, nor
 /// any of its parents.
 pub fn enters(dir: &Path, root: &Path, opts: &WalkOptions) -> bool {
+    if !may_start(dir, root, opts) {
+        return false;
+    }
     if dir == root {
         return true;
     }
@@ -340,7 +401,7 @@ pub fn enters(dir: &Path, root: &Path, opts: &WalkOptions) -> bool {
         gitignore: true,
         kebabignore: true,
     };
-    let (mut builder, _) = builder(parent, root, opts, rules, &mut Vec::new());
+    let (mut builder, _, _) = builder(parent, root, opts, rules, &mut Vec::new());
     builder.max_depth(Some(1));
     builder
         .build()
@@ -348,22 +409,31 @@ pub fn enters(dir: &Path, root: &Path, opts: &WalkOptions) -> bool {
         .any(|e| e.depth() == 1 && e.path() == dir && e.file_type().is_some_and(|t| t.is_dir()))
 }
 
-/// The walk item of the file `file` as a walk of its directory would see
-/// it: nothing when an ignore rule, exclude or the blacklist leaves it out
-/// (what a watcher applies a changed path with).
-pub fn walk_file(file: &Path, root: &Path, opts: &WalkOptions) -> Vec<WalkItem> {
-    let Some(dir) = file.parent() else {
-        return Vec::new();
-    };
-    let rel = relative(file, root);
-    walk_to_depth(dir, root, opts, Some(1))
-        .into_iter()
-        .filter(|item| match item {
-            WalkItem::File { rel: r, .. }
-            | WalkItem::Skipped { rel: r, .. }
-            | WalkItem::Error { rel: r, .. } => *r == rel,
-        })
-        .collect()
+/// The walk items of the files `files` as a walk of their directories
+/// would see them: nothing for a file an ignore rule, exclude or the
+/// blacklist leaves out (what a watcher applies changed paths with). Each
+/// directory is read once for all its changed files, so a burst of N new
+/// files in one directory costs one listing, not N.
+pub fn walk_files(files: &[PathBuf], root: &Path, opts: &WalkOptions) -> Vec<WalkItem> {
+    let mut by_dir: std::collections::BTreeMap<&Path, BTreeSet<String>> = Default::default();
+    for file in files {
+        if let Some(dir) = file.parent() {
+            by_dir.entry(dir).or_default().insert(relative(file, root));
+        }
+    }
+    let mut out = Vec::new();
+    for (dir, wanted) in by_dir {
+        out.extend(
+            walk_to_depth(dir, root, opts, Some(1))
+                .into_iter()
+                .filter(|item| match item {
+                    WalkItem::File { rel, .. }
+                    | WalkItem::Skipped { rel, .. }
+                    | WalkItem::Error { rel, .. } => wanted.contains(rel),
+                }),
+        );
+    }
+    out
 }
 
 fn walk_to_depth(
@@ -373,11 +443,23 @@ fn walk_to_depth(
     depth: Option<usize>,
 ) -> Vec<WalkItem> {
     let mut out = Vec::new();
+    if !may_start(start, root, opts) {
+        if !opts.is_own(start) {
+            out.push(WalkItem::Skipped {
+                rel: relative(start, root),
+                reason: SkipReason::SymlinkOutsideRoot,
+                detail: "it leads out of the root (a directory on its path is a link \
+                         elsewhere, or the root itself was replaced by one)"
+                    .into(),
+            });
+        }
+        return out;
+    }
     let rules = Rules {
         gitignore: true,
         kebabignore: true,
     };
-    let (mut builder, pruned) = builder(start, root, opts, rules, &mut out);
+    let (mut builder, pruned, ignore_files) = builder(start, root, opts, rules, &mut out);
     builder.max_depth(depth);
     for result in builder.build() {
         match result {
@@ -427,6 +509,15 @@ fn walk_to_depth(
         }
     }
     out.extend(std::mem::take(&mut *pruned.lock().expect("pruned lock")));
+    out.extend(
+        ignore_files
+            .cut()
+            .into_iter()
+            .map(|(file, message)| WalkItem::Error {
+                rel: relative(&file, root),
+                message,
+            }),
+    );
     dedupe_links(&mut out);
     report_unicode_twins(&mut out);
     out
@@ -607,6 +698,7 @@ mod tests {
             max_file_bytes: 100,
             exclude: vec!["drafts/**".into()],
             nested_roots: Vec::new(),
+            own_dirs: Vec::new(),
         }
     }
 
@@ -663,6 +755,34 @@ mod tests {
                 "skip target builtin_blacklist",
             ]
         );
+    }
+
+    #[test]
+    fn kebabs_own_directories_are_never_walked_nor_watched() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = &dir.path().canonicalize().unwrap();
+        for p in [
+            "note.md",
+            "kebab-data/lexical/meta.json",
+            "kebab-data/writer.lock",
+        ] {
+            let path = root.join(p);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, b"x").unwrap();
+        }
+        let data = root.join("kebab-data");
+        let own = WalkOptions {
+            own_dirs: vec![data.clone()],
+            ..opts()
+        };
+        assert_eq!(names(&walk(root, root, &own)), vec!["file note.md"]);
+        assert_eq!(dirs(root, root, &own), vec![root.clone()]);
+        assert!(dirs(&data, root, &own).is_empty());
+        assert!(!enters(&data.join("lexical"), root, &own));
+        assert!(walk_files(&[data.join("writer.lock")], root, &own).is_empty());
+        assert!(ignored(&data, root, &own, &[]).is_empty());
+        // Without the rule, the same walk indexes the data directory.
+        assert_eq!(walk(root, root, &opts()).len(), 3);
     }
 
     #[test]

@@ -14,12 +14,20 @@
 //!   checkout of thousands of files holds one entry per path however many
 //!   events came. A root's queue is applied once it has been quiet for
 //!   [`WatchSettings::quiet`], or at the latest [`WatchSettings::max_delay`]
-//!   after its first change, in batches of at most [`MAX_BATCH`] paths.
+//!   after its first change; a queue of more than [`MAX_BATCH`] paths is
+//!   applied by reading the directories they are in again (one walk each,
+//!   through the same bulk pipeline as `kebab ingest`), not path by path.
 //! - **Fallbacks**: a root whose directories exceed the OS watch limit
 //!   (`fs.inotify.max_user_watches`) or `[watch] max_dirs`, or whose event
 //!   queue overflowed, is said so once and rescanned every
 //!   [`WatchSettings::rescan`] instead; a root that disappears (an
-//!   unmounted drive) is reported, its documents kept, and retried.
+//!   unmounted drive), or is replaced by a link, is reported, its
+//!   documents kept, and retried.
+//! - **Containment**: every batch is applied through the walk's own rule
+//!   ([`crate::walk`]), checked again when it is applied: a watched
+//!   directory swapped for a link out of the root, however often and
+//!   however timed, is left (what was indexed under it goes), and a file is
+//!   read only where its descriptor really lies inside the root.
 //! - **Freshness**: every [`HEARTBEAT`] the watcher records in the index,
 //!   per root, that it is alive and how many changes are queued, which
 //!   search, ask and `schema` report.
@@ -51,8 +59,9 @@ pub const HEARTBEAT: Duration = Duration::from_secs(5);
 const BUSY_TICK: Duration = Duration::from_millis(100);
 /// … and when nothing waits (a change rings the queue's bell at once).
 const IDLE_TICK: Duration = Duration::from_secs(1);
-/// Most paths applied in one batch: a checkout of 50 000 files goes
-/// through the pipeline in bounded pieces.
+/// Most changed paths applied one by one in a batch; past it the batch
+/// rescans the directories holding them (a checkout of 50 000 files is a
+/// walk of their directories, not 50 000 replayed events).
 pub const MAX_BATCH: usize = 2_000;
 
 /// Failures that stop the watcher (a file's problem never does).
@@ -266,7 +275,7 @@ pub fn watch(
     // Watch first, then sync: a change made during the first sync is
     // queued and applied after it.
     for (i, w) in watched.iter_mut().enumerate() {
-        if !w.root.path.is_dir() {
+        if !crate::walk::is_intact_root(&w.root.path) {
             w.missing = true;
             on_event(WatchEvent::Missing { root: &w.root.name });
             continue;
@@ -342,7 +351,7 @@ fn tend(
             return Ok(());
         }
         w.next_rescan = now + settings.rescan();
-        if !w.root.path.is_dir() {
+        if !crate::walk::is_intact_root(&w.root.path) {
             if !w.missing {
                 w.missing = true;
                 w.watcher = None;
@@ -364,12 +373,20 @@ fn tend(
         if p.error.is_none() && !p.due(now, settings) {
             return Ok(());
         }
-        let mut paths: Vec<PathBuf> = p.paths.iter().take(MAX_BATCH).cloned().collect();
-        for path in &paths {
-            p.paths.remove(path);
-        }
-        paths.sort();
-        let more = !p.paths.is_empty();
+        let paths: Vec<PathBuf> = if p.paths.len() > MAX_BATCH {
+            // More changes than a batch: replaying them one by one costs
+            // more than reading the directories they are in again.
+            let dirs: BTreeSet<PathBuf> = p
+                .paths
+                .drain()
+                .filter_map(|q| q.parent().map(Path::to_path_buf))
+                .collect();
+            dirs.into_iter().collect()
+        } else {
+            let mut paths: Vec<PathBuf> = p.paths.drain().collect();
+            paths.sort();
+            paths
+        };
         let batch = (
             paths,
             std::mem::take(&mut p.new_dirs),
@@ -377,12 +394,12 @@ fn tend(
             std::mem::take(&mut p.rescan),
             p.error.take(),
         );
-        // What is left past the batch goes in the next one.
-        p.first = more.then_some(now);
-        p.last = more.then_some(now);
+        // Every queued change is in this batch.
+        p.first = None;
+        p.last = None;
         batch
     };
-    if !w.root.path.is_dir() {
+    if !crate::walk::is_intact_root(&w.root.path) {
         // The root went away: its documents stay until it is back.
         w.missing = true;
         w.watcher = None;
