@@ -20,6 +20,7 @@
 //! ```
 
 pub mod heading_chunker;
+pub mod html_tag;
 pub mod pack;
 pub mod text;
 

@@ -15,6 +15,8 @@
 
 use std::borrow::Cow;
 
+use kebab_plugin_sdk::html_tag::{Tag, read_tag};
+
 use crate::limits::MAX_HTML_DEPTH;
 
 /// Elements whose content is never shown.
@@ -167,7 +169,7 @@ fn handle_tag(html: &str, tag: &Tag, open: &mut Vec<Element>, writer: &mut Write
             key: name_key(name),
             layout,
             shown,
-            content_hidden: !shown || tag.hidden,
+            content_hidden: !shown || is_hidden(&html[tag.attributes.clone()]),
             counter: (name == "ol").then_some(0),
         });
     }
@@ -272,69 +274,6 @@ fn skip_element(html: &str, from: usize, name: &str) -> usize {
     html.len()
 }
 
-/// A tag read at `<`.
-struct Tag {
-    /// Lower-case element name (empty for comments and declarations).
-    name: String,
-    closing: bool,
-    self_closing: bool,
-    /// A comment, `<!DOCTYPE …>`, `<![if …]>` or processing instruction.
-    special: bool,
-    /// `style="display:none"` (or `hidden`) on an opening tag.
-    hidden: bool,
-    /// The offset after the tag.
-    end: usize,
-}
-
-/// The tag starting at `lt`, or `None` when the `<` is plain text (not
-/// followed by a letter, `/` and a letter, `!` or `?`).
-fn read_tag(html: &str, lt: usize) -> Option<Tag> {
-    let rest = &html[lt..];
-    if let Some(comment) = rest.strip_prefix("<!--") {
-        let end = comment.find("-->").map_or(html.len(), |i| lt + 4 + i + 3);
-        return Some(special(end));
-    }
-    if rest.starts_with("<!") || rest.starts_with("<?") {
-        let end = rest.find('>').map_or(html.len(), |i| lt + i + 1);
-        return Some(special(end));
-    }
-    let closing = rest.starts_with("</");
-    let name_start = lt + if closing { 2 } else { 1 };
-    let name_len = html.as_bytes()[name_start..]
-        .iter()
-        .take_while(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b':' | b'_'))
-        .count();
-    let name = html[name_start..name_start + name_len].to_ascii_lowercase();
-    if !name.starts_with(|c: char| c.is_ascii_alphabetic()) {
-        return None;
-    }
-    let name_end = name_start + name.len();
-    // An unterminated tag runs to the end of the text, as browsers read it.
-    let (end, attributes) = match tag_end(html, name_end) {
-        Some(end) => (end, &html[name_end..end - 1]),
-        None => (html.len(), &html[name_end..]),
-    };
-    Some(Tag {
-        closing,
-        self_closing: attributes.trim_end().ends_with('/'),
-        hidden: !closing && is_hidden(attributes),
-        name,
-        special: false,
-        end,
-    })
-}
-
-fn special(end: usize) -> Tag {
-    Tag {
-        name: String::new(),
-        closing: false,
-        self_closing: false,
-        special: true,
-        hidden: false,
-        end,
-    }
-}
-
 /// Whether attributes hide the element: `display:none` in its style, or
 /// the `hidden` attribute.
 fn is_hidden(attributes: &str) -> bool {
@@ -357,22 +296,6 @@ fn starts_with_ignore_case(haystack: &[u8], needle: &[u8]) -> bool {
     haystack
         .get(..needle.len())
         .is_some_and(|h| h.eq_ignore_ascii_case(needle))
-}
-
-/// The offset after the `>` that ends a tag, skipping quoted attribute
-/// values; `None` when the tag never ends.
-fn tag_end(html: &str, from: usize) -> Option<usize> {
-    let mut quote: Option<char> = None;
-    for (i, c) in html[from..].char_indices() {
-        match (quote, c) {
-            (Some(q), c) if c == q => quote = None,
-            (Some(_), _) => {}
-            (None, '"' | '\'') => quote = Some(c),
-            (None, '>') => return Some(from + i + 1),
-            _ => {}
-        }
-    }
-    None
 }
 
 /// The text being written, with the layout still owed before the next word.

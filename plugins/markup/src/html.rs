@@ -5,6 +5,7 @@
 //! line per source line, tags blanked out), so its citation is the lines
 //! it came from. `<title>` names the document.
 
+use kebab_plugin_sdk::html_tag::{self, Tag, tag_end};
 use kebab_plugin_sdk::text::LineIndex;
 use kebab_plugin_sdk::{BlockKind, Document};
 
@@ -194,67 +195,10 @@ fn pre_block(text: &str, lt: usize, content: usize) -> (Open, usize) {
     (code, close.1)
 }
 
-/// A tag read at `<`: its lower-case name, whether it closes, where it
-/// ends; `special` for comments, doctype and processing instructions.
-struct Tag {
-    name: String,
-    closing: bool,
-    special: bool,
-    end: usize,
-}
-
+/// The tag at `lt`, when it is one and ends (an unterminated `<name` is
+/// text here, so the lines after it keep their place).
 fn read_tag(text: &str, lt: usize) -> Option<Tag> {
-    let rest = &text[lt..];
-    if let Some(comment) = rest.strip_prefix("<!--") {
-        let end = comment.find("-->").map_or(text.len(), |i| lt + 4 + i + 3);
-        return Some(special(end));
-    }
-    if rest.starts_with("<!") || rest.starts_with("<?") {
-        let end = rest.find('>').map_or(text.len(), |i| lt + i + 1);
-        return Some(special(end));
-    }
-    let closing = rest.starts_with("</");
-    let name_start = lt + if closing { 2 } else { 1 };
-    let name: String = text[name_start..]
-        .chars()
-        .take_while(|c| c.is_ascii_alphanumeric() || *c == '-')
-        .collect::<String>()
-        .to_ascii_lowercase();
-    if name.is_empty() || !name.starts_with(|c: char| c.is_ascii_alphabetic()) {
-        return None;
-    }
-    let end = tag_end(text, name_start + name.len())?;
-    Some(Tag {
-        name,
-        closing,
-        special: false,
-        end,
-    })
-}
-
-fn special(end: usize) -> Tag {
-    Tag {
-        name: String::new(),
-        closing: false,
-        special: true,
-        end,
-    }
-}
-
-/// The offset after the `>` that ends a tag, skipping quoted attribute
-/// values.
-fn tag_end(text: &str, from: usize) -> Option<usize> {
-    let mut quote: Option<char> = None;
-    for (i, c) in text[from..].char_indices() {
-        match (quote, c) {
-            (Some(q), c) if c == q => quote = None,
-            (Some(_), _) => {}
-            (None, '"' | '\'') => quote = Some(c),
-            (None, '>') => return Some(from + i + 1),
-            _ => {}
-        }
-    }
-    None
+    html_tag::read_tag(text, lt).filter(|tag| tag.terminated)
 }
 
 /// `(start of </name>, end of it)` after `from`; the text's end if it
