@@ -1,11 +1,15 @@
 """What the bench scripts share: the kebab configuration of the bundled
 embedding model."""
 
+import os
+
 
 def model_config(assets: str) -> str:
-    """`[models.embedding]` for the bundled all-MiniLM-L6-v2 and ONNX
+    """`[models.embedding]` for a bundled model (all-MiniLM-L6-v2, or the
+    one `KEBAB_BENCH_MODEL` names: `multilingual-e5-small`) and ONNX
     Runtime under ASSETS (as scripts/fetch-assets.sh lays them out)."""
+    name = os.environ.get("KEBAB_BENCH_MODEL", "all-minilm-l6-v2")
     return (
-        '[models.embedding]\nmodel = "all-minilm-l6-v2"\n'
-        f'path = "{assets}/models/all-minilm-l6-v2"\nruntime = "{assets}/onnxruntime"\n'
+        f'[models.embedding]\nmodel = "{name}"\n'
+        f'path = "{assets}/models/{name}"\nruntime = "{assets}/onnxruntime"\n'
     )

@@ -21,6 +21,7 @@
 
 pub mod heading_chunker;
 pub mod html_tag;
+pub mod lang;
 pub mod pack;
 pub mod text;
 

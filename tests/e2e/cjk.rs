@@ -27,6 +27,11 @@ fn corpus() -> tempfile::TempDir {
             "# 출장 메모\n\n서울에서 열린 회의에서 새로운 검색 기능을 발표했습니다.\n",
         ),
         (
+            // Kanji only: read as Japanese because the frontmatter says so.
+            "tokyo.md",
+            "---\nlang: ja\n---\n# 東京都心部再開発計画概要\n\n東京都心部再開発計画概要\n",
+        ),
+        (
             "notes.md",
             "# Notes\n\nThe tokenizer handles English words and snake_case identifiers.\n",
         ),
@@ -58,9 +63,9 @@ fn japanese_and_chinese_questions_find_their_passages_lexically() {
         japanese_config()
     ));
     let report = kb.ingest(corpus.path());
-    assert_eq!(report["new"], 4, "{report:#}");
+    assert_eq!(report["new"], 5, "{report:#}");
     assert!(
-        report["korean_analyzed"].as_u64().unwrap() >= 4,
+        report["korean_analyzed"].as_u64().unwrap() >= 5,
         "{report:#}"
     );
 
@@ -80,6 +85,31 @@ fn japanese_and_chinese_questions_find_their_passages_lexically() {
             docs.first().map(String::as_str),
             Some(expected),
             "{query}: {docs:?}"
+        );
+    }
+    // A document's language: from its frontmatter, else from its script.
+    let docs = found(&kb, "東京");
+    assert_eq!(
+        docs.first().map(String::as_str),
+        Some("tokyo.md"),
+        "{docs:?}"
+    );
+    assert!(
+        !found(&kb, "京都").contains(&"tokyo.md".to_string()),
+        "Kyoto is not Tokyo"
+    );
+    for (lang, doc) in [("ja", "kyoto.md"), ("zh", "beijing.md")] {
+        let (resp, _) = kb.json(&["search", "寺院 图书馆 金閣寺 北京大学", "--lang", lang]);
+        let paths: Vec<&str> = resp["hits"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|h| h["doc_path"].as_str().unwrap())
+            .collect();
+        assert!(paths.contains(&doc), "--lang {lang}: {paths:?}");
+        assert!(
+            paths.iter().all(|p| *p == doc || *p == "tokyo.md"),
+            "--lang {lang}: {paths:?}"
         );
     }
     // A question in one script does not drag in the others.
@@ -139,9 +169,9 @@ fn without_the_japanese_dictionary_han_words_are_still_found_and_installing_it_a
     )
     .unwrap();
     let report = kb.ingest(corpus.path());
-    assert_eq!(report["skipped_unchanged"], 4, "{report:#}");
+    assert_eq!(report["skipped_unchanged"], 5, "{report:#}");
     assert_eq!(
-        report["korean_analyzed"], 4,
+        report["korean_analyzed"], 5,
         "every chunk analysed again: {report:#}"
     );
     assert_eq!(

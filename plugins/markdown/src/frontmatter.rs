@@ -10,6 +10,9 @@ pub struct Frontmatter {
     pub len: usize,
     /// The `title` key.
     pub title: Option<String>,
+    /// The `lang` (or `language`) key: a BCP-47 tag such as `ja` or
+    /// `zh-Hant`, when it reads as one.
+    pub lang: Option<String>,
     /// Metadata pairs; `tags` and `aliases` are JSON arrays of strings, other
     /// non-string values are JSON.
     pub metadata: Vec<(String, String)>,
@@ -56,6 +59,13 @@ fn read(yaml: &str) -> Frontmatter {
         }
     };
     for (key, value) in map {
+        if matches!(key.as_str(), "lang" | "language") {
+            fm.lang = scalar(&value).map(|s| s.trim().to_string()).filter(|s| {
+                (1..=35).contains(&s.len())
+                    && s.chars()
+                        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_'))
+            });
+        }
         match key.as_str() {
             "title" => fm.title = scalar(&value),
             "tags" | "aliases" => {
@@ -118,6 +128,19 @@ mod tests {
         assert!(fm.metadata.contains(&("rating".into(), "5".into())));
         assert!(fm.metadata.contains(&("source".into(), "web".into())));
         assert_eq!(fm.error, None);
+    }
+
+    #[test]
+    fn a_language_tag_is_the_documents_language() {
+        let fm = split("---\nlang: ja\n---\n").unwrap();
+        assert_eq!(fm.lang.as_deref(), Some("ja"));
+        assert!(fm.metadata.contains(&("lang".into(), "ja".into())));
+        let fm = split("---\nlanguage: zh-Hant\n---\n").unwrap();
+        assert_eq!(fm.lang.as_deref(), Some("zh-Hant"));
+        assert_eq!(
+            split("---\nlang: \"not a tag!\"\n---\n").unwrap().lang,
+            None
+        );
     }
 
     #[test]

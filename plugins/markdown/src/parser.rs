@@ -24,7 +24,10 @@ pub fn parse(bytes: &[u8]) -> Result<Document, PluginError> {
     }
     Ok(Document {
         title,
-        lang: detect_lang(&text[fm.len..]),
+        lang: fm
+            .lang
+            .clone()
+            .or_else(|| kebab_plugin_sdk::lang::detect(&text[fm.len..])),
         blocks,
         metadata,
     })
@@ -180,31 +183,6 @@ fn first_h1(blocks: &[Block]) -> Option<String> {
         .iter()
         .find(|b| b.kind == BlockKind::Heading && b.level == Some(1))
         .and_then(|b| b.heading_path.last().cloned())
-}
-
-/// `ko` when Hangul makes up a fair share of the letters, `en` when the
-/// letters are mostly ASCII, otherwise unknown.
-fn detect_lang(text: &str) -> Option<String> {
-    let (mut hangul, mut ascii, mut other) = (0usize, 0usize, 0usize);
-    for c in text.chars().filter(|c| c.is_alphabetic()) {
-        if ('\u{AC00}'..='\u{D7A3}').contains(&c) || ('\u{1100}'..='\u{11FF}').contains(&c) {
-            hangul += 1;
-        } else if c.is_ascii() {
-            ascii += 1;
-        } else {
-            other += 1;
-        }
-    }
-    let letters = hangul + ascii + other;
-    if letters == 0 {
-        None
-    } else if hangul * 5 >= letters {
-        Some("ko".into())
-    } else if ascii * 10 >= letters * 8 {
-        Some("en".into())
-    } else {
-        None
-    }
 }
 
 #[cfg(test)]

@@ -25,7 +25,7 @@
 
 use std::path::{Path, PathBuf};
 
-use lindera::dictionary::{DictionaryBuilder, Metadata, load_fs_dictionary};
+use lindera::dictionary::load_fs_dictionary;
 use lindera::mode::Mode;
 use lindera::segmenter::Segmenter;
 use lindera::tokenizer::Tokenizer;
@@ -295,23 +295,7 @@ pub fn build_japanese_dictionary(mecab_dir: &Path, out_dir: &Path) -> Result<usi
             mecab_dir.join("sys.dic").display()
         )));
     }
-    let sources = tempfile::Builder::new()
-        .prefix("kebab-ja-dic-src")
-        .tempdir()
-        .map_err(|e| CjkError::Build(e.to_string()))?;
-    let entries = mecab::decompile(mecab_dir, sources.path())?;
-    let metadata: Metadata =
-        serde_json::from_str(IPADIC_METADATA).map_err(|e| CjkError::Build(e.to_string()))?;
-    // Build next to the destination and rename, so a crash never leaves a
-    // half-written dictionary where the loader looks.
-    let staging = out_dir.with_extension("building");
-    let _ = std::fs::remove_dir_all(&staging);
-    DictionaryBuilder::new(metadata)
-        .build_dictionary(sources.path(), &staging)
-        .map_err(|e| CjkError::Build(e.to_string()))?;
-    let _ = std::fs::remove_dir_all(out_dir);
-    std::fs::rename(&staging, out_dir).map_err(|e| CjkError::Build(e.to_string()))?;
-    Ok(entries)
+    Ok(mecab::build_lindera(mecab_dir, out_dir, IPADIC_METADATA)?)
 }
 
 /// The character set a compiled MeCab `sys.dic` was compiled for (the

@@ -21,7 +21,11 @@ pub struct ModelCard {
     /// Languages it was trained for, for `kebab models list`.
     pub languages: &'static str,
     /// Cosine similarity below which a neighbour is not a hit: where the
-    /// model puts unrelated text (E5 scores compress near 0.7–0.9).
+    /// model puts unrelated text (E5 scores compress near 0.7–0.9). For E5
+    /// it is 0.70: a question's passage in another language scores
+    /// 0.74–0.85 (median 0.78–0.81 per direction on the multilingual suites
+    /// of `scripts/eval_multilingual.sh`), so the earlier 0.78 dropped half
+    /// of the English → Korean and English → Chinese answers.
     pub min_score: f32,
 }
 
@@ -41,7 +45,7 @@ pub const CATALOG: &[ModelCard] = &[
         query_prefix: "query: ",
         passage_prefix: "passage: ",
         languages: "multilingual (100 languages, Korean included)",
-        min_score: 0.78,
+        min_score: 0.70,
     },
     ModelCard {
         name: "multilingual-e5-base",
@@ -52,7 +56,7 @@ pub const CATALOG: &[ModelCard] = &[
         query_prefix: "query: ",
         passage_prefix: "passage: ",
         languages: "multilingual (100 languages, Korean included)",
-        min_score: 0.78,
+        min_score: 0.70,
     },
     ModelCard {
         name: "all-minilm-l6-v2",

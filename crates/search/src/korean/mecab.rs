@@ -24,6 +24,36 @@ pub enum MecabError {
     },
     #[error("{file} is not a MeCab dictionary file: {reason}")]
     Format { file: String, reason: String },
+    #[error("cannot build the lindera dictionary: {0}")]
+    Build(String),
+}
+
+/// Build a lindera dictionary in `out_dir` from the compiled MeCab
+/// dictionary in `mecab_dir`, described by lindera's `metadata` (JSON).
+/// Built next to the destination and renamed, so a crash never leaves a
+/// half-written dictionary where the loader looks. Returns the number of
+/// lexicon entries.
+pub fn build_lindera(
+    mecab_dir: &Path,
+    out_dir: &Path,
+    metadata: &str,
+) -> Result<usize, MecabError> {
+    let build = |e: &dyn std::fmt::Display| MecabError::Build(e.to_string());
+    let sources = tempfile::Builder::new()
+        .prefix("kebab-dic-src")
+        .tempdir()
+        .map_err(|e| build(&e))?;
+    let entries = decompile(mecab_dir, sources.path())?;
+    let metadata: lindera::dictionary::Metadata =
+        serde_json::from_str(metadata).map_err(|e| build(&e))?;
+    let staging = out_dir.with_extension("building");
+    let _ = std::fs::remove_dir_all(&staging);
+    lindera::dictionary::DictionaryBuilder::new(metadata)
+        .build_dictionary(sources.path(), &staging)
+        .map_err(|e| build(&e))?;
+    let _ = std::fs::remove_dir_all(out_dir);
+    std::fs::rename(&staging, out_dir).map_err(|e| build(&e))?;
+    Ok(entries)
 }
 
 fn read(dir: &Path, name: &str) -> Result<Vec<u8>, MecabError> {

