@@ -16,8 +16,10 @@
 //! - Hidden sheets are read too; their heading reads `Name (hidden)` (the
 //!   span keeps the sheet's real name) and `hidden_sheets` lists them.
 
+use std::collections::BTreeMap;
+
 use kebab_plugin_sdk::{Block, BlockKind, CellRange, Document, LogLevel, Span, log};
-use serde_json::{Map, Value, json};
+use serde_json::json;
 
 use crate::grid::Row;
 use crate::limits::{MAX_BLOCK_BYTES, MAX_BLOCK_ROWS, MAX_BLOCKS, MAX_ROWS_TEXT_BYTES, warn_cut};
@@ -61,7 +63,7 @@ pub fn build(book: Workbook) -> Document {
         out.add_sheet(sheet);
     }
     if !out.headers.is_empty() {
-        metadata.push((HEADER_ROWS.into(), Value::Object(out.headers).to_string()));
+        metadata.push((HEADER_ROWS.into(), json!(out.headers).to_string()));
     }
     if !out.cuts.is_empty() {
         metadata.push(("truncated".into(), out.cuts.join("; ")));
@@ -79,7 +81,9 @@ pub fn build(book: Workbook) -> Document {
 #[derive(Default)]
 struct Builder {
     blocks: Vec<Block>,
-    headers: Map<String, Value>,
+    /// Header rows per sheet, sorted by name (a `BTreeMap`, so the JSON
+    /// is the same whatever features serde_json is built with).
+    headers: BTreeMap<String, [u32; 2]>,
     cuts: Vec<String>,
     /// Row text still allowed in this document.
     room: Option<usize>,
@@ -129,7 +133,7 @@ impl Builder {
             && let (Some(first), Some(last)) = (rows.rows.first(), rows.rows.get(header - 1))
         {
             self.headers
-                .insert(name.clone(), json!([first.index + 1, last.index + 1]));
+                .insert(name.clone(), [first.index + 1, last.index + 1]);
             self.push(&sheet, &rows.rows[..header]);
         }
         for block in data_blocks(rows.rows.get(header..).unwrap_or_default()) {

@@ -85,25 +85,16 @@ impl ChineseAnalyzer {
 
     /// Append the index words of `text` (a run of Chinese, NFKC
     /// normalised) to `out`: jieba's search-mode cut with its HMM for
-    /// words the dictionary lacks. A word the HMM made up (not in the
-    /// dictionary) is also indexed by its characters: it often glues a
-    /// content word to a function word (烟能 of 喷一口烟能掩盖), which
-    /// would leave 烟 unsearchable.
+    /// words the dictionary lacks.
     pub fn tokens(&self, text: &str, out: &mut Vec<String>) {
-        for token in self.jieba.cut_for_search(text, true) {
-            let word = token.word.trim();
-            if !keep(word) {
-                continue;
-            }
-            out.push(word.to_string());
-            if word.chars().nth(1).is_some() && !self.jieba.has_word(word) {
-                out.extend(
-                    word.chars()
-                        .map(String::from)
-                        .filter(|c| keep(c) && c.chars().all(super::script::is_han)),
-                );
-            }
-        }
+        out.extend(
+            self.jieba
+                .cut_for_search(text, true)
+                .into_iter()
+                .map(|t| t.word.trim())
+                .filter(|w| keep(w))
+                .map(str::to_string),
+        );
     }
 }
 
@@ -120,19 +111,5 @@ mod tests {
         assert!(keep("书"));
         assert!(keep("北京"));
         assert!(keep("Python"));
-    }
-
-    #[test]
-    fn a_word_the_dictionary_lacks_is_indexed_by_its_characters_too() {
-        let chinese = ChineseAnalyzer::new();
-        let mut out = Vec::new();
-        chinese.tokens("养蜂人喷一口烟能掩盖警报信息素", &mut out);
-        assert!(out.iter().any(|w| w == "烟"), "{out:?}");
-        let mut out = Vec::new();
-        chinese.tokens("北京大学", &mut out);
-        assert!(
-            out.iter().any(|w| w == "北京") && !out.iter().any(|w| w == "北"),
-            "{out:?}"
-        );
     }
 }

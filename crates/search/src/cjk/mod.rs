@@ -40,7 +40,7 @@ use script::Scripts;
 /// Version of the rules here (which words go where, stop words, forms):
 /// part of [`CjkAnalyzer::version`], raised whenever they change what is
 /// produced.
-const RULES: &str = "cjk2";
+const RULES: &str = "cjk1";
 
 /// Longest piece of a run given to the Japanese or Chinese analyser at
 /// once, in characters: a run of 100 000 Han characters is analysed in
