@@ -10,8 +10,6 @@
 
 use jieba_rs::Jieba;
 
-use super::script::is_kana;
-
 /// Name of the analyser, recorded with what it produced.
 pub const ANALYZER: &str = "jieba-rs";
 
@@ -43,19 +41,10 @@ const STOP_WORDS: &[&str] = &[
     "谁", "誰", "多少", "为什么", "為什麼", "几", "幾",
 ];
 
-/// Whether `token` is kept in the index: not a stop word, holding a letter
-/// or digit, and not a single Kana (Japanese read by this analyser when no
-/// Japanese dictionary is installed); single Han characters are kept
-/// (Chinese words are often one character: 书, 水).
+/// Whether `token` is kept in the index ([`super::script::is_index_word`]
+/// with this language's stop words).
 pub(crate) fn keep(token: &str) -> bool {
-    let mut chars = token.chars();
-    let Some(first) = chars.next() else {
-        return false;
-    };
-    if chars.next().is_none() && is_kana(first) {
-        return false;
-    }
-    token.chars().any(char::is_alphanumeric) && !STOP_WORDS.contains(&token)
+    super::script::is_index_word(token, STOP_WORDS)
 }
 
 /// jieba with its embedded dictionary.

@@ -32,7 +32,7 @@ use lindera::tokenizer::Tokenizer;
 use serde::{Deserialize, Serialize};
 
 use super::CjkError;
-use super::script::{is_han, is_kana};
+use super::script::is_han;
 use crate::korean::mecab;
 
 /// Name of the analyser, recorded with what it produced.
@@ -94,18 +94,10 @@ pub(crate) fn is_function(pos: &str, sub1: &str) -> bool {
         || (pos == "名詞" && matches!(sub1, "非自立" | "代名詞" | "特殊"))
 }
 
-/// Whether `token` is kept in the index: not a stop word, holding a letter
-/// or digit, and not a single Kana (a stray particle or okurigana); a
-/// single Han character is kept (都, 駅, 本 are words).
+/// Whether `token` is kept in the index ([`super::script::is_index_word`]
+/// with this language's stop words).
 pub(crate) fn keep(token: &str) -> bool {
-    let mut chars = token.chars();
-    let Some(first) = chars.next() else {
-        return false;
-    };
-    if chars.next().is_none() && is_kana(first) {
-        return false;
-    }
-    token.chars().any(char::is_alphanumeric) && !STOP_WORDS.contains(&token)
+    super::script::is_index_word(token, STOP_WORDS)
 }
 
 /// `[models.japanese]`.

@@ -125,6 +125,21 @@ pub fn pieces(text: &str, max_chars: usize) -> impl Iterator<Item = &str> {
     })
 }
 
+/// Whether an analyser's `token` goes into the index: not one of
+/// `stop_words`, holding a letter or digit, and not a single Kana (a stray
+/// particle or okurigana); a single Han character is kept (都, 駅, 书 are
+/// words).
+pub fn is_index_word(token: &str, stop_words: &[&str]) -> bool {
+    let mut chars = token.chars();
+    let Some(first) = chars.next() else {
+        return false;
+    };
+    if chars.next().is_none() && is_kana(first) {
+        return false;
+    }
+    token.chars().any(char::is_alphanumeric) && !stop_words.contains(&token)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
