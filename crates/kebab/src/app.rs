@@ -72,6 +72,16 @@ pub const KO_DIC: &str = "ko-dic";
 /// Directory name of the built Japanese dictionary under `models/`.
 pub const JA_DIC: &str = "ja-dic";
 
+/// Return the heap's free pages to the system (glibc keeps freed memory in
+/// its arenas; a no-op elsewhere).
+fn release_freed_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim only releases free memory of the allocator.
+    unsafe {
+        libc::malloc_trim(0);
+    }
+}
+
 /// The first of `candidates` holding a built dictionary.
 fn installed(candidates: &[PathBuf]) -> Option<&PathBuf> {
     candidates
@@ -198,6 +208,10 @@ impl App {
     pub fn plugins_on(&self, runtime: Runtime) -> Result<Plugins, AppError> {
         let (registry, warnings) =
             Registry::load(&runtime, &self.paths.data_dir, &self.config.plugins)?;
+        // Compiling plugins on a first run (cranelift, a few hundred MB for
+        // the built-in ones) leaves that memory with the allocator; give it
+        // back before the embedding model loads beside it.
+        release_freed_memory();
         Ok(Plugins {
             runtime,
             registry,
