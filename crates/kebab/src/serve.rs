@@ -2,7 +2,8 @@
 //! Streamable HTTP transport at `/mcp` (rmcp: sessions with
 //! `Mcp-Session-Id` and `DELETE`, SSE and JSON responses) with the tools
 //! of `kebab mcp` ([`crate::mcp::KebabServer`]), and a small read-only
-//! JSON API beside it ([`http_api`]: `/v1/<tool>`, `/healthz`), all
+//! JSON API beside it ([`http_api`]: `/v1/<tool>`, `/healthz`), and a
+//! web page for people at `/` ([`page`]: search over `/v1`), all
 //! answered by one [`crate::engine`], so every client shares one loaded
 //! index, model and analyser, and searches from many sessions run at once
 //! on its reader threads. With `--watch`, a watcher thread keeps the roots
@@ -31,6 +32,7 @@
 
 mod guard;
 mod http_api;
+mod page;
 mod sessions;
 
 use std::net::SocketAddr;
@@ -257,6 +259,7 @@ async fn run(
             guard::admit_session,
         ))
         .merge(http_api::routes(state))
+        .merge(page::routes())
         .layer(DefaultBodyLimit::max(MAX_MESSAGE_BYTES))
         .layer(tower_http::timeout::RequestBodyTimeoutLayer::new(
             BODY_TIMEOUT,

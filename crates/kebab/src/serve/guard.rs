@@ -45,7 +45,8 @@ pub(super) async fn check(
     let origin = headers
         .get(header::ORIGIN)
         .map(|v| v.to_str().unwrap_or("\u{fffd}"));
-    let verdict = if request.uri().path() == kebab::service::PROVE_PATH {
+    let path = request.uri().path();
+    let verdict = if path == kebab::service::PROVE_PATH || super::page::is_page_file(path) {
         access.check_public(text(header::HOST), origin)
     } else {
         access.check(text(header::HOST), origin, text(header::AUTHORIZATION))

@@ -1,0 +1,131 @@
+// kebab's page: search as you type over the same /v1 API scripts use.
+"use strict";
+
+const TOKEN_KEY = "kebab-token";
+
+/** GET a /v1 path with the server's token when the tab holds one; asks
+ *  for the token once when the server answers 401. */
+async function api(path) {
+  const headers = {};
+  const token = sessionStorage.getItem(TOKEN_KEY);
+  if (token) headers["Authorization"] = "Bearer " + token;
+  const response = await fetch(path, { headers });
+  if (response.status === 401) {
+    const given = window.prompt("This kebab serve needs its token (KEBAB_SERVE_TOKEN):");
+    if (given) {
+      sessionStorage.setItem(TOKEN_KEY, given.trim());
+      return api(path);
+    }
+  }
+  return response;
+}
+
+/** The query's words (lower case) to mark in snippets. */
+function words(query) {
+  return query.toLowerCase().split(/[\s\p{P}]+/u).filter((w) => w.length > 1);
+}
+
+/** `text` as nodes, each of `marked`'s words wrapped in <mark>. */
+function marked(text, marks) {
+  const out = document.createDocumentFragment();
+  if (marks.length === 0) {
+    out.append(text);
+    return out;
+  }
+  const escaped = marks.map((w) => w.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"));
+  const pattern = new RegExp("(" + escaped.join("|") + ")", "giu");
+  text.split(pattern).forEach((part, i) => {
+    if (i % 2 === 1) {
+      const m = document.createElement("mark");
+      m.textContent = part;
+      out.append(m);
+    } else {
+      out.append(part);
+    }
+  });
+  return out;
+}
+
+function element(tag, className, text) {
+  const e = document.createElement(tag);
+  if (className) e.className = className;
+  if (text !== undefined) e.textContent = text;
+  return e;
+}
+
+/** One hit: its citation, score and where it is, and its snippet. */
+function hitItem(hit, marks) {
+  const li = element("li", "hit");
+  const citation = hit.citation || {};
+  li.append(element("div", "citation", (hit.root ? hit.root + ":" : "") + (citation.uri || hit.doc_path)));
+  const where = (hit.heading_path || []).join(" › ");
+  const score = typeof hit.score === "number" ? hit.score.toFixed(3) + " " + hit.score_kind : "";
+  li.append(element("div", "meta", [score, where].filter(Boolean).join(" · ")));
+  const snippet = element("p", "snippet");
+  snippet.append(marked(hit.snippet || "", marks));
+  li.append(snippet);
+  return li;
+}
+
+let latest = 0;
+
+async function search() {
+  const q = document.getElementById("q").value.trim();
+  const mode = document.getElementById("mode").value;
+  const status = document.getElementById("status");
+  const results = document.getElementById("results");
+  const ticket = ++latest;
+  if (!q) {
+    results.replaceChildren();
+    status.textContent = "";
+    return;
+  }
+  let path = "/v1/search?q=" + encodeURIComponent(q) + "&k=10";
+  if (mode) path += "&mode=" + encodeURIComponent(mode);
+  status.className = "";
+  status.textContent = "Searching…";
+  try {
+    const response = await api(path);
+    const body = await response.json();
+    if (ticket !== latest) return; // a newer query is on its way
+    if (!response.ok) {
+      status.className = "error";
+      status.textContent = (body.message || response.statusText) + (body.hint ? " — " + body.hint : "");
+      results.replaceChildren();
+      return;
+    }
+    const hits = body.hits || [];
+    const marks = words(q);
+    results.replaceChildren(...hits.map((h) => hitItem(h, marks)));
+    status.textContent = hits.length === 0 ? "No hits." : hits.length + " hits (" + body.mode + ")";
+  } catch (e) {
+    if (ticket !== latest) return;
+    status.className = "error";
+    status.textContent = "kebab serve did not answer: " + e;
+  }
+}
+
+document.addEventListener("DOMContentLoaded", () => {
+  const q = document.getElementById("q");
+  let timer;
+  q.addEventListener("input", () => {
+    clearTimeout(timer);
+    timer = setTimeout(search, 200);
+  });
+  document.getElementById("mode").addEventListener("change", search);
+  document.getElementById("search-form").addEventListener("submit", (e) => {
+    e.preventDefault();
+    search();
+  });
+  document.addEventListener("keydown", (e) => {
+    if (e.key === "/" && document.activeElement !== q) {
+      e.preventDefault();
+      q.focus();
+    }
+  });
+  const initial = new URLSearchParams(window.location.search).get("q");
+  if (initial) {
+    q.value = initial;
+    search();
+  }
+});

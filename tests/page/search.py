@@ -1,0 +1,57 @@
+"""Drive kebab's web page in a real browser (headless Chromium through
+Selenium): open BASE_URL, type QUERY into the search box as a person would,
+wait for the hits, and print them as JSON lines ({"citation", "meta",
+"snippet", "marked"}), then the page's status line.
+
+usage: search.py BASE_URL QUERY [TOKEN]
+With TOKEN, the page's prompt for the server's token is answered with it.
+"""
+
+import json
+import sys
+
+from selenium import webdriver
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support import expected_conditions as ec
+from selenium.webdriver.support.ui import WebDriverWait
+
+
+def main() -> None:
+    base, query = sys.argv[1], sys.argv[2]
+    token = sys.argv[3] if len(sys.argv) > 3 else None
+    options = webdriver.ChromeOptions()
+    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"):
+        options.add_argument(arg)
+    options.binary_location = "/usr/bin/chromium"
+    service = webdriver.ChromeService(executable_path="/usr/bin/chromedriver")
+    driver = webdriver.Chrome(options=options, service=service)
+    try:
+        driver.get(base + "/")
+        box = WebDriverWait(driver, 20).until(ec.element_to_be_clickable((By.ID, "q")))
+        box.send_keys(query)
+        if token:
+            WebDriverWait(driver, 20).until(ec.alert_is_present())
+            alert = driver.switch_to.alert
+            alert.send_keys(token)
+            alert.accept()
+        WebDriverWait(driver, 20).until(
+            lambda d: d.find_elements(By.CSS_SELECTOR, "#results li.hit")
+            or "No hits" in d.find_element(By.ID, "status").text
+            or "error" in (d.find_element(By.ID, "status").get_attribute("class") or "")
+        )
+        for hit in driver.find_elements(By.CSS_SELECTOR, "#results li.hit"):
+            print(json.dumps({
+                "citation": hit.find_element(By.CLASS_NAME, "citation").text,
+                "meta": hit.find_element(By.CLASS_NAME, "meta").text,
+                "snippet": hit.find_element(By.CLASS_NAME, "snippet").text,
+                "marked": [m.text for m in hit.find_elements(By.TAG_NAME, "mark")],
+            }, ensure_ascii=False))
+        print(json.dumps({"status": driver.find_element(By.ID, "status").text}, ensure_ascii=False))
+        errors = [e for e in driver.get_log("browser") if e.get("level") == "SEVERE"]
+        print(json.dumps({"console_errors": [e.get("message") for e in errors]}))
+    finally:
+        driver.quit()
+
+
+if __name__ == "__main__":
+    main()
