@@ -1381,9 +1381,10 @@ fn a_lexical_index_cut_short_under_a_running_server_is_served_around_and_rebuilt
     assert_eq!(again["hits"], before["hits"]);
 }
 
-/// What the page printed: its hits, then its status line and the
-/// browser's console errors.
-fn page_search(server: &Server, query: &str, token: Option<&str>) -> (Vec<Value>, Value) {
+/// What the page printed: its hits, its status line, and what its reader
+/// showed for the first hit (after the browser's console errors are
+/// checked).
+fn page_search(server: &Server, query: &str, token: Option<&str>) -> (Vec<Value>, Value, Value) {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/page/search.py");
     let mut cmd = Command::new("python3");
     cmd.arg(&script).arg(server.url()).arg(query);
@@ -1402,6 +1403,7 @@ fn page_search(server: &Server, query: &str, token: Option<&str>) -> (Vec<Value>
         .map(|l| serde_json::from_str(l).expect("a JSON line"))
         .collect();
     let console = lines.pop().expect("console errors");
+    let reader = lines.pop().expect("reader")["reader"].clone();
     let status = lines.pop().expect("status line");
     // The browser logs the 401 that makes the page ask for the token.
     let errors: Vec<&Value> = console["console_errors"]
@@ -1411,7 +1413,7 @@ fn page_search(server: &Server, query: &str, token: Option<&str>) -> (Vec<Value>
         .filter(|e| token.is_none() || !e.to_string().contains("401 (Unauthorized)"))
         .collect();
     assert!(errors.is_empty(), "{console}");
-    (lines, status)
+    (lines, status, reader)
 }
 
 #[test]
@@ -1438,7 +1440,7 @@ fn the_web_page_searches_as_a_person_types_in_a_real_browser() {
     );
     assert_eq!(rebound.status, 403, "{rebound:?}");
 
-    let (hits, status) = page_search(&server, "sourdough starter", None);
+    let (hits, status, reader) = page_search(&server, "sourdough starter", None);
     let first = hits.first().unwrap_or_else(|| panic!("no hits: {status}"));
     let citation = first["citation"].as_str().unwrap();
     assert!(citation.contains("kitchen/sourdough.md#L"), "{first}");
@@ -1461,7 +1463,21 @@ fn the_web_page_searches_as_a_person_types_in_a_real_browser() {
         "{status}"
     );
 
-    let (none, status) = page_search(&server, "zyzzogeton quux", None);
+    // Its citation opens the cited text, verbatim as indexed.
+    assert_eq!(reader["title"], first["citation"], "{reader}");
+    assert!(
+        reader["text"]
+            .as_str()
+            .unwrap()
+            .contains("Feed the starter the night before"),
+        "{reader}"
+    );
+    assert!(
+        reader["meta"].as_str().unwrap().contains("Sourdough bread"),
+        "{reader}"
+    );
+
+    let (none, status, _) = page_search(&server, "zyzzogeton quux", None);
     assert!(
         none.is_empty() && status["status"] == "No hits.",
         "{status}"
@@ -1477,7 +1493,11 @@ fn the_web_page_asks_for_the_token_of_a_server_that_has_one() {
     // still wants it.
     assert_eq!(server.get("/", &[]).status, 200);
     assert_eq!(server.get("/v1/search?q=raft", &[]).status, 401);
-    let (hits, status) = page_search(&server, "raft leader", Some(token));
+    let (hits, status, reader) = page_search(&server, "raft leader", Some(token));
+    assert!(
+        reader["text"].as_str().unwrap().contains("Raft"),
+        "{reader}"
+    );
     assert!(!hits.is_empty(), "{status}");
     assert!(
         hits[0]["citation"].as_str().unwrap().contains("raft"),

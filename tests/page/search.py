@@ -1,7 +1,8 @@
 """Drive kebab's web page in a real browser (headless Chromium through
 Selenium): open BASE_URL, type QUERY into the search box as a person would,
 wait for the hits, and print them as JSON lines ({"citation", "meta",
-"snippet", "marked"}), then the page's status line.
+"snippet", "marked"}), then the page's status line, then what the reader
+shows after clicking the first hit's citation, then console errors.
 
 usage: search.py BASE_URL QUERY [TOKEN]
 With TOKEN, the page's prompt for the server's token is answered with it.
@@ -47,6 +48,21 @@ def main() -> None:
                 "marked": [m.text for m in hit.find_elements(By.TAG_NAME, "mark")],
             }, ensure_ascii=False))
         print(json.dumps({"status": driver.find_element(By.ID, "status").text}, ensure_ascii=False))
+        # Open the first hit as a person would: click its citation.
+        first = driver.find_elements(By.CSS_SELECTOR, "#results li.hit .citation button")
+        reader = {}
+        if first:
+            first[0].click()
+            WebDriverWait(driver, 20).until(
+                lambda d: d.find_element(By.ID, "reader-text").text
+                or "Loading" not in d.find_element(By.ID, "reader-meta").text
+            )
+            reader = {
+                "title": driver.find_element(By.ID, "reader-title").text,
+                "meta": driver.find_element(By.ID, "reader-meta").text,
+                "text": driver.find_element(By.ID, "reader-text").text,
+            }
+        print(json.dumps({"reader": reader}, ensure_ascii=False))
         errors = [e for e in driver.get_log("browser") if e.get("level") == "SEVERE"]
         print(json.dumps({"console_errors": [e.get("message") for e in errors]}))
     finally:

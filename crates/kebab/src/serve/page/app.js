@@ -57,7 +57,14 @@ function element(tag, className, text) {
 function hitItem(hit, marks) {
   const li = element("li", "hit");
   const citation = hit.citation || {};
-  li.append(element("div", "citation", (hit.root ? hit.root + ":" : "") + (citation.uri || hit.doc_path)));
+  const cited = (hit.root ? hit.root + ":" : "") + (citation.uri || hit.doc_path);
+  const open = element("button", "", cited);
+  open.type = "button";
+  open.title = "Read the cited text";
+  open.addEventListener("click", () => read(hit, cited));
+  const line = element("div", "citation");
+  line.append(open);
+  li.append(line);
   const where = (hit.heading_path || []).join(" › ");
   const score = typeof hit.score === "number" ? hit.score.toFixed(3) + " " + hit.score_kind : "";
   li.append(element("div", "meta", [score, where].filter(Boolean).join(" · ")));
@@ -65,6 +72,36 @@ function hitItem(hit, marks) {
   snippet.append(marked(hit.snippet || "", marks));
   li.append(snippet);
   return li;
+}
+
+/** Show the chunk a hit cites, verbatim as it was indexed (`/v1/fetch`). */
+async function read(hit, cited) {
+  const reader = document.getElementById("reader");
+  const text = document.getElementById("reader-text");
+  const meta = document.getElementById("reader-meta");
+  document.getElementById("reader-title").textContent = cited;
+  meta.textContent = "Loading…";
+  text.textContent = "";
+  reader.hidden = false;
+  reader.dataset.citation = cited;
+  try {
+    const response = await api("/v1/fetch?kind=chunk&chunk_id=" + encodeURIComponent(hit.chunk_id));
+    const body = await response.json();
+    if (!response.ok) {
+      meta.textContent = (body.message || response.statusText) + (body.hint ? " — " + body.hint : "");
+      return;
+    }
+    const chunk = body.chunk || {};
+    const where = (chunk.heading_path || []).join(" › ");
+    const notes = [where, "indexed " + body.indexed_at];
+    if (body.stale) notes.push("the file changed since it was indexed");
+    if (body.truncated) notes.push("truncated");
+    meta.textContent = notes.filter(Boolean).join(" · ");
+    text.textContent = chunk.text || "";
+    reader.scrollIntoView({ block: "nearest" });
+  } catch (e) {
+    meta.textContent = "kebab serve did not answer: " + e;
+  }
 }
 
 let latest = 0;
@@ -121,6 +158,17 @@ document.addEventListener("DOMContentLoaded", () => {
     if (e.key === "/" && document.activeElement !== q) {
       e.preventDefault();
       q.focus();
+    }
+  });
+  document.getElementById("reader-close").addEventListener("click", () => {
+    document.getElementById("reader").hidden = true;
+  });
+  document.getElementById("reader-copy").addEventListener("click", async () => {
+    const cited = document.getElementById("reader").dataset.citation || "";
+    try {
+      await navigator.clipboard.writeText(cited);
+    } catch (e) {
+      window.prompt("Copy the citation:", cited);
     }
   });
   const initial = new URLSearchParams(window.location.search).get("q");
