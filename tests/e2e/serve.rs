@@ -1403,6 +1403,7 @@ fn page_search(server: &Server, query: &str, token: Option<&str>) -> (Vec<Value>
         .map(|l| serde_json::from_str(l).expect("a JSON line"))
         .collect();
     let console = lines.pop().expect("console errors");
+    let index = lines.pop().expect("index view")["index"].clone();
     let reader = lines.pop().expect("reader")["reader"].clone();
     let status = lines.pop().expect("status line");
     // The browser logs the 401 that makes the page ask for the token.
@@ -1413,6 +1414,14 @@ fn page_search(server: &Server, query: &str, token: Option<&str>) -> (Vec<Value>
         .filter(|e| token.is_none() || !e.to_string().contains("401 (Unauthorized)"))
         .collect();
     assert!(errors.is_empty(), "{console}");
+    // The index at a glance names the root, its documents and the plugins.
+    let roots = index["roots"].to_string();
+    assert!(roots.contains("notes") || roots.contains("tmp"), "{index}");
+    assert!(index["stats"].as_str().unwrap().contains("documents"), "{index}");
+    assert!(index["plugins"].as_str().unwrap().contains("markdown"), "{index}");
+    let doctor = index["doctor"].to_string();
+    assert!(doctor.contains("✓ config_loaded"), "{index}");
+    assert!(doctor.contains("lexical_index"), "{index}");
     (lines, status, reader)
 }
 

@@ -2,7 +2,8 @@
 Selenium): open BASE_URL, type QUERY into the search box as a person would,
 wait for the hits, and print them as JSON lines ({"citation", "meta",
 "snippet", "marked"}), then the page's status line, then what the reader
-shows after clicking the first hit's citation, then console errors.
+shows after clicking the first hit's citation, then the index view,
+then console errors.
 
 usage: search.py BASE_URL QUERY [TOKEN]
 With TOKEN, the page's prompt for the server's token is answered with it.
@@ -63,6 +64,22 @@ def main() -> None:
                 "text": driver.find_element(By.ID, "reader-text").text,
             }
         print(json.dumps({"reader": reader}, ensure_ascii=False))
+        # The index at a glance: open it and read its roots and plugins.
+        driver.find_element(By.CSS_SELECTOR, "#index-view summary").click()
+        WebDriverWait(driver, 20).until(
+            lambda d: d.find_elements(By.CSS_SELECTOR, "#index-roots tbody tr")
+            or d.find_element(By.ID, "index-stats").text
+        )
+        driver.find_element(By.ID, "doctor-run").click()
+        WebDriverWait(driver, 60).until(
+            lambda d: "Checking" not in d.find_element(By.ID, "doctor-checks").text
+        )
+        print(json.dumps({"index": {
+            "stats": driver.find_element(By.ID, "index-stats").text,
+            "roots": [r.text for r in driver.find_elements(By.CSS_SELECTOR, "#index-roots tbody tr")],
+            "plugins": driver.find_element(By.ID, "index-plugins").text,
+            "doctor": [c.text for c in driver.find_elements(By.CSS_SELECTOR, "#doctor-checks li")],
+        }}, ensure_ascii=False))
         errors = [e for e in driver.get_log("browser") if e.get("level") == "SEVERE"]
         print(json.dumps({"console_errors": [e.get("message") for e in errors]}))
     finally:

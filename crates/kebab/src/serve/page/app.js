@@ -104,6 +104,57 @@ async function read(hit, cited) {
   }
 }
 
+/** The index at a glance (`/v1/schema`): roots and their last sync,
+ *  counts, models and plugins. */
+async function showIndex() {
+  const stats = document.getElementById("index-stats");
+  try {
+    const response = await api("/v1/schema");
+    const body = await response.json();
+    if (!response.ok) {
+      stats.textContent = body.message || response.statusText;
+      return;
+    }
+    const s = body.stats || {};
+    stats.textContent = `${s.documents} documents, ${s.chunks} chunks, ${s.embeddings} vectors` +
+      (s.last_ingest_at ? `; last ingest ${s.last_ingest_at}` : "");
+    const rows = (body.roots || []).map((r) => {
+      const tr = document.createElement("tr");
+      for (const cell of [r.name, r.path, r.synced_at || "never", r.watched ? "yes" : "no"]) {
+        tr.append(element("td", "", cell));
+      }
+      return tr;
+    });
+    document.querySelector("#index-roots tbody").replaceChildren(...rows);
+    const models = body.models || {};
+    document.getElementById("index-models").textContent =
+      "Embedding model: " + (models.embedding ? models.embedding.id : "none (lexical search only)") +
+      " · answer model: " + (models.llm ? models.llm.id : "none");
+    const plugins = ((body.capabilities || {}).plugins || []).map((p) => `${p.name} ${p.version}`);
+    document.getElementById("index-plugins").textContent = "Plugins: " + plugins.join(", ");
+  } catch (e) {
+    stats.textContent = "kebab serve did not answer: " + e;
+  }
+}
+
+/** `kebab doctor`'s checks, each with what to do when it failed. */
+async function runDoctor() {
+  const list = document.getElementById("doctor-checks");
+  list.replaceChildren(element("li", "", "Checking…"));
+  try {
+    const response = await api("/v1/doctor");
+    const body = await response.json();
+    const checks = body.checks || [];
+    list.replaceChildren(...checks.map((c) => {
+      const text = (c.ok ? "✓ " : "✗ ") + c.name + (c.detail ? ": " + c.detail : "") +
+        (c.hint ? " — " + c.hint : "");
+      return element("li", c.ok ? "ok" : "failed", text);
+    }));
+  } catch (e) {
+    list.replaceChildren(element("li", "failed", "kebab serve did not answer: " + e));
+  }
+}
+
 let latest = 0;
 
 async function search() {
@@ -160,6 +211,10 @@ document.addEventListener("DOMContentLoaded", () => {
       q.focus();
     }
   });
+  document.getElementById("index-view").addEventListener("toggle", (e) => {
+    if (e.target.open) showIndex();
+  });
+  document.getElementById("doctor-run").addEventListener("click", runDoctor);
   document.getElementById("reader-close").addEventListener("click", () => {
     document.getElementById("reader").hidden = true;
   });
