@@ -1417,8 +1417,14 @@ fn page_search(server: &Server, query: &str, token: Option<&str>) -> (Vec<Value>
     // The index at a glance names the root, its documents and the plugins.
     let roots = index["roots"].to_string();
     assert!(roots.contains("notes") || roots.contains("tmp"), "{index}");
-    assert!(index["stats"].as_str().unwrap().contains("documents"), "{index}");
-    assert!(index["plugins"].as_str().unwrap().contains("markdown"), "{index}");
+    assert!(
+        index["stats"].as_str().unwrap().contains("documents"),
+        "{index}"
+    );
+    assert!(
+        index["plugins"].as_str().unwrap().contains("markdown"),
+        "{index}"
+    );
     let doctor = index["doctor"].to_string();
     assert!(doctor.contains("✓ config_loaded"), "{index}");
     assert!(doctor.contains("lexical_index"), "{index}");
