@@ -82,13 +82,6 @@ fn release_freed_memory() {
     }
 }
 
-/// The first of `candidates` holding a built dictionary.
-fn installed(candidates: &[PathBuf]) -> Option<&PathBuf> {
-    candidates
-        .iter()
-        .find(|d| d.join("metadata.json").is_file())
-}
-
 /// Make everything this process creates private to its user (umask 077):
 /// the index, its locks, kept one-off copies, caches and logs. Called first
 /// thing by the binary.
@@ -219,17 +212,41 @@ impl App {
         })
     }
 
+    /// The built dictionary named `name` ([`KO_DIC`], [`JA_DIC`]) to use:
+    /// the configured directory, else the first installed under a
+    /// `models/` directory (`Ok(None)` when none is); `Err` with the
+    /// configured directory when it holds none.
+    fn dictionary_dir(
+        &self,
+        name: &str,
+        configured: Option<&str>,
+    ) -> Result<Option<PathBuf>, PathBuf> {
+        let candidates = self.paths.dictionary_candidates(name, configured);
+        match candidates
+            .iter()
+            .find(|d| d.join("metadata.json").is_file())
+        {
+            Some(dir) => Ok(Some(dir.clone())),
+            None if configured.is_some() => Err(candidates[0].clone()),
+            None => Ok(None),
+        }
+    }
+
+    /// The Korean dictionary's directory (see [`App::dictionary_dir`]).
+    pub fn korean_dictionary(&self) -> Result<Option<PathBuf>, PathBuf> {
+        self.dictionary_dir(KO_DIC, self.config.models.korean.dictionary.as_deref())
+    }
+
+    /// The Japanese dictionary's directory (see [`App::dictionary_dir`]).
+    pub fn japanese_dictionary(&self) -> Result<Option<PathBuf>, PathBuf> {
+        self.dictionary_dir(JA_DIC, self.config.models.japanese.dictionary.as_deref())
+    }
+
     /// The Korean analyzer, when a dictionary is installed (`Ok(None)`
     /// when none is found).
     pub fn korean(&self) -> Result<Option<KoreanAnalyzer>, KoreanError> {
-        let candidates = self
-            .paths
-            .dictionary_candidates(KO_DIC, self.config.models.korean.dictionary.as_deref());
-        match installed(&candidates) {
-            Some(dir) => KoreanAnalyzer::load(dir).map(Some),
-            None if self.config.models.korean.dictionary.is_some() => {
-                Err(KoreanError::Missing(candidates[0].clone()))
-            }
+        match self.korean_dictionary().map_err(KoreanError::Missing)? {
+            Some(dir) => KoreanAnalyzer::load(&dir).map(Some),
             None => Ok(None),
         }
     }
@@ -240,29 +257,19 @@ impl App {
     /// not analysed, Japanese is read by jieba).
     pub fn cjk(&self) -> (CjkAnalyzer, Vec<String>) {
         let mut warnings = Vec::new();
-        let mut find = |name: &str, configured: Option<&str>, language: &str, command: &str| {
-            let candidates = self.paths.dictionary_candidates(name, configured);
-            let found = installed(&candidates).cloned();
-            if found.is_none() && configured.is_some() {
+        let mut or_warn = |found: Result<Option<PathBuf>, PathBuf>,
+                           language: &str,
+                           command: &str| {
+            found.unwrap_or_else(|missing| {
                 warnings.push(format!(
                     "{language} analysis off: no dictionary at {} (hint: `kebab models {command} <dir>`)",
-                    candidates[0].display()
+                    missing.display()
                 ));
-            }
-            found
+                None
+            })
         };
-        let korean = find(
-            KO_DIC,
-            self.config.models.korean.dictionary.as_deref(),
-            "Korean",
-            "import-ko-dic",
-        );
-        let japanese = find(
-            JA_DIC,
-            self.config.models.japanese.dictionary.as_deref(),
-            "Japanese",
-            "import-ja-dic",
-        );
+        let korean = or_warn(self.korean_dictionary(), "Korean", "import-ko-dic");
+        let japanese = or_warn(self.japanese_dictionary(), "Japanese", "import-ja-dic");
         (CjkAnalyzer::lazy(korean, japanese), warnings)
     }
 

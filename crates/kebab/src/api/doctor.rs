@@ -386,28 +386,29 @@ fn search_index_checks(app: &App) -> Vec<(&'static str, CheckResult)> {
 /// The Japanese dictionary: loaded and splitting a sample sentence, or
 /// not installed (Japanese is then read by jieba, Kana unsplit).
 fn japanese_check(app: &App) -> CheckResult {
-    let (cjk, warnings) = app.cjk();
-    if let Some(why) = warnings.iter().find(|w| w.starts_with("Japanese")) {
-        return Err((
-            why.clone(),
-            "`kebab models import-ja-dic <ipadic dir>`, or fix [models.japanese] dictionary".into(),
-        ));
-    }
-    let status = cjk.status();
-    let Some(ja) = status.iter().find(|s| s.language == "ja") else {
-        return Ok("not installed".into());
+    let dir = match app.japanese_dictionary() {
+        Ok(Some(dir)) => dir,
+        Ok(None) => {
+            return Ok(
+                "not installed: Japanese is read by jieba, its Kana not split \
+                 (`kebab models import-ja-dic <ipadic dir>` installs it)"
+                    .into(),
+            );
+        }
+        Err(missing) => {
+            return Err((
+                format!("no Japanese dictionary at {}", missing.display()),
+                "`kebab models import-ja-dic <ipadic dir>`, or fix [models.japanese] dictionary"
+                    .into(),
+            ));
+        }
     };
-    if ja.state == kebab_search::cjk::AnalyzerState::NotInstalled {
-        return Ok(format!(
-            "not installed: {}",
-            ja.reason.as_deref().unwrap_or_default()
-        ));
-    }
     let sample = crate::api::models::DicLanguage::Japanese.sample();
-    match cjk.morphemes(sample, Some("ja")) {
+    match kebab_search::cjk::CjkAnalyzer::new(None, Some(dir.clone())).morphemes(sample, Some("ja"))
+    {
         Ok(words) => Ok(format!(
             "{} ({sample} → {})",
-            ja.source,
+            dir.display(),
             words.unwrap_or_default()
         )),
         Err(e) => Err((
