@@ -10,6 +10,7 @@ With TOKEN, the page's prompt for the server's token is answered with it.
 """
 
 import json
+import signal
 import sys
 
 from selenium import webdriver
@@ -18,7 +19,15 @@ from selenium.webdriver.support import expected_conditions as ec
 from selenium.webdriver.support.ui import WebDriverWait
 
 
+def out_of_time(_signum, _frame):
+    raise TimeoutError("the browser session ran past 120 s")
+
+
 def main() -> None:
+    # A bounded run whatever the browser does: the alarm raises, and the
+    # `finally` below ends the browser and its driver.
+    signal.signal(signal.SIGALRM, out_of_time)
+    signal.alarm(120)
     base, query = sys.argv[1], sys.argv[2]
     token = sys.argv[3] if len(sys.argv) > 3 else None
     options = webdriver.ChromeOptions()
@@ -28,6 +37,7 @@ def main() -> None:
     service = webdriver.ChromeService(executable_path="/usr/bin/chromedriver")
     driver = webdriver.Chrome(options=options, service=service)
     try:
+        driver.set_page_load_timeout(30)
         driver.get(base + "/")
         box = WebDriverWait(driver, 20).until(ec.element_to_be_clickable((By.ID, "q")))
         box.send_keys(query)
