@@ -455,9 +455,12 @@ fn the_json_api_returns_what_the_cli_prints() {
     let gone = server.get("/v1/fetch?kind=doc&doc_id=doc_nothing", &[]);
     assert_eq!(gone.status, 404, "{gone:?}");
     assert_eq!(gone.json()["schema_version"], "error.v1");
+    // ask writes to the index: POST only.
     let ask = server.get("/v1/ask?question=why", &[]);
-    assert_eq!(ask.status, 404, "{ask:?}");
-    assert!(ask.json()["message"].as_str().unwrap().contains("MCP"));
+    assert_eq!(ask.status, 405, "{ask:?}");
+    assert!(ask.json()["message"].as_str().unwrap().contains("POST"));
+    let unknown = server.get("/v1/nothing", &[]);
+    assert_eq!(unknown.status, 404, "{unknown:?}");
 }
 
 #[test]
@@ -1414,6 +1417,11 @@ fn page_search(server: &Server, query: &str, token: Option<&str>) -> (Vec<Value>
         .filter(|e| token.is_none() || !e.to_string().contains("401 (Unauthorized)"))
         .collect();
     assert!(errors.is_empty(), "{console}");
+    assert_eq!(
+        console["pwned"],
+        Value::Null,
+        "a document's text ran: {console}"
+    );
     // The index at a glance names the root, its documents and the plugins.
     let roots = index["roots"].to_string();
     assert!(roots.contains("notes") || roots.contains("tmp"), "{index}");
@@ -1517,5 +1525,342 @@ fn the_web_page_asks_for_the_token_of_a_server_that_has_one() {
     assert!(
         hits[0]["citation"].as_str().unwrap().contains("raft"),
         "{hits:?}"
+    );
+}
+
+/// `POST path` with a JSON body and these extra headers.
+fn post_json(server: &Server, path: &str, body: &Value, headers: &[(&str, &str)]) -> Answer {
+    let mut all = vec![
+        ("Host", server.addr.as_str()),
+        ("Content-Type", "application/json"),
+    ];
+    all.extend_from_slice(headers);
+    http(&server.addr, "POST", path, &all, Some(&body.to_string()))
+}
+
+/// A server-sent event stream's events: (name, data).
+fn events(body: &str) -> Vec<(String, Value)> {
+    body.split("\n\n")
+        .filter(|block| !block.trim().is_empty())
+        .map(|block| {
+            let name = block
+                .lines()
+                .find_map(|l| l.strip_prefix("event: "))
+                .unwrap_or_else(|| panic!("no event name in {block:?}"));
+            let data = block
+                .lines()
+                .find_map(|l| l.strip_prefix("data: "))
+                .unwrap_or_else(|| panic!("no data in {block:?}"));
+            (
+                name.to_string(),
+                serde_json::from_str(data).expect("JSON data"),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn ask_over_http_answers_json_or_streams_events_and_only_to_a_same_origin_json_post() {
+    let answer = "Raft replicates entries from the leader with AppendEntries [#1].";
+    let llm = LlmServer::start(
+        Wire::Ollama,
+        Script::Drip(tokens(answer), Duration::from_millis(20)),
+    );
+    let kb = lexical_kb(&llm.config(60));
+    let server = Server::start(&kb, &[], &[]);
+    let question = json!({ "question": "How does the Raft leader replicate log entries?" });
+
+    // Plain JSON: answer.v1, its citations carrying the chunk they cite.
+    let plain = post_json(&server, "/v1/ask", &question, &[]);
+    assert_eq!(plain.status, 200, "{plain:?}");
+    let a = plain.json();
+    assert_eq!(a["schema_version"], "answer.v1", "{a:#}");
+    assert_eq!(a["grounded"], true, "{a:#}");
+    let cited = &a["citations"][0];
+    assert_eq!(cited["marker"], "[#1]", "{a:#}");
+    let chunk_id = cited["chunk_id"].as_str().expect("chunk_id");
+    let relevance = cited["relevance"].as_f64().expect("relevance");
+    assert!((0.0..=1.0).contains(&relevance), "{cited}");
+    let chunk = server.get_json(&format!("/v1/fetch?kind=chunk&chunk_id={chunk_id}"));
+    assert!(
+        chunk["chunk"]["text"].as_str().unwrap().contains("Raft"),
+        "{chunk:#}"
+    );
+
+    // An event stream: the pieces as written, then the answer.
+    let streamed = post_json(
+        &server,
+        "/v1/ask",
+        &question,
+        &[("Accept", "text/event-stream")],
+    );
+    assert_eq!(streamed.status, 200, "{streamed:?}");
+    assert_eq!(
+        streamed.header("content-type"),
+        Some("text/event-stream"),
+        "{streamed:?}"
+    );
+    let events = events(&streamed.body);
+    let (last, pieces) = events.split_last().expect("events");
+    assert_eq!(last.0, "answer", "{events:?}");
+    assert!(pieces.len() >= 5, "{events:?}");
+    assert!(pieces.iter().all(|(name, _)| name == "token"), "{events:?}");
+    let text: String = pieces
+        .iter()
+        .map(|(_, d)| d["text"].as_str().unwrap())
+        .collect();
+    assert_eq!(text.trim(), answer, "{events:?}");
+    assert_eq!(last.1["answer"].as_str().unwrap().trim(), answer);
+    // A refusal streams as an answer event too (no evidence, no model call).
+    let calls = llm.bodies().len();
+    let refused = post_json(
+        &server,
+        "/v1/ask",
+        &json!({ "question": "zyzzogeton quux frobnicate?" }),
+        &[("Accept", "text/event-stream")],
+    );
+    let events = self::events(&refused.body);
+    let (name, refusal) = events.last().expect("an event");
+    assert_eq!(name, "answer", "{events:?}");
+    assert_eq!(refusal["grounded"], false, "{refusal:#}");
+    assert!(refusal["refusal_reason"].is_string(), "{refusal:#}");
+    assert_eq!(llm.bodies().len(), calls, "the model was asked");
+    // A bad request is an error event's status before any stream.
+    let empty = post_json(&server, "/v1/ask", &json!({ "question": " " }), &[]);
+    assert_eq!(empty.status, 400, "{empty:?}");
+
+    // No cross-site request reaches it: a form's content type is refused,
+    // a foreign Origin too.
+    let form = http(
+        &server.addr,
+        "POST",
+        "/v1/ask",
+        &[
+            ("Host", server.addr.as_str()),
+            ("Content-Type", "text/plain"),
+        ],
+        Some(&question.to_string()),
+    );
+    assert_eq!(form.status, 415, "{form:?}");
+    let foreign = post_json(
+        &server,
+        "/v1/ask",
+        &question,
+        &[("Origin", "http://evil.example")],
+    );
+    assert_eq!(foreign.status, 403, "{foreign:?}");
+
+    // The conversation kept, then deleted by POST.
+    let kept = post_json(
+        &server,
+        "/v1/ask",
+        &json!({ "question": "How does the Raft leader replicate log entries?", "session": "page-1" }),
+        &[],
+    );
+    assert_eq!(kept.status, 200, "{kept:?}");
+    let listed = server.get_json("/v1/list_sessions");
+    assert!(listed.to_string().contains("page-1"), "{listed}");
+    let deleted = post_json(
+        &server,
+        "/v1/delete_session",
+        &json!({ "session_id": "page-1" }),
+        &[],
+    );
+    assert_eq!(deleted.status, 200, "{deleted:?}");
+    assert_eq!(deleted.json()["schema_version"], "session_delete.v1");
+    let gone = server.get("/v1/show_session?session_id=page-1", &[]);
+    assert_eq!(gone.status, 404, "{gone:?}");
+}
+
+#[test]
+fn a_client_that_leaves_a_streamed_ask_stops_it() {
+    let llm = LlmServer::start(
+        Wire::Ollama,
+        Script::Endless("Raft ".into(), Duration::from_millis(50)),
+    );
+    let kb = lexical_kb(&llm.config(60));
+    let server = Server::start(&kb, &[], &[]);
+    let body = json!({ "question": "How does the Raft leader replicate log entries?" }).to_string();
+    let mut stream = TcpStream::connect(&server.addr).unwrap();
+    let head = format!(
+        "POST /v1/ask HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\n\
+         Accept: text/event-stream\r\nContent-Length: {}\r\n\r\n{body}",
+        server.addr,
+        body.len()
+    );
+    stream.write_all(head.as_bytes()).unwrap();
+    let mut reader = BufReader::new(stream.try_clone().unwrap());
+    let mut line = String::new();
+    let started = Instant::now();
+    while !line.contains("event: token") {
+        line.clear();
+        assert!(reader.read_line(&mut line).unwrap() > 0, "closed early");
+        assert!(started.elapsed() < Duration::from_secs(60), "no token");
+    }
+    drop(reader);
+    stream.shutdown(std::net::Shutdown::Both).unwrap();
+    drop(stream);
+    // The ask stopped: its model stream ended and the lane is free again.
+    until("the model stream to end", Duration::from_secs(30), || {
+        llm.streaming() == 0
+    });
+    until("the engine to go idle", Duration::from_secs(30), || {
+        server.get_json("/healthz")["running"] == 0
+    });
+}
+
+#[test]
+fn the_page_cookie_lets_the_page_in_and_no_other_credential_does() {
+    let kb = lexical_kb("");
+    let token = "cookie-token-456";
+    let server = Server::start(&kb, &[], &[("KEBAB_SERVE_TOKEN", token)]);
+    let wrong = post_json(&server, "/page/token", &json!({ "token": "guess" }), &[]);
+    assert_eq!(wrong.status, 401, "{wrong:?}");
+    assert_eq!(wrong.header("set-cookie"), None, "{wrong:?}");
+    let right = post_json(&server, "/page/token", &json!({ "token": token }), &[]);
+    assert_eq!(right.status, 204, "{right:?}");
+    let cookie = right.header("set-cookie").expect("a cookie").to_string();
+    assert!(
+        cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict"),
+        "{cookie}"
+    );
+    assert!(!cookie.contains(token), "the token itself is in {cookie}");
+    let pair = cookie.split(';').next().unwrap();
+    let with_cookie = server.get("/v1/search?q=raft", &[("Cookie", pair)]);
+    assert_eq!(with_cookie.status, 200, "{with_cookie:?}");
+    let forged = server.get("/v1/search?q=raft", &[("Cookie", "kebab_token=00")]);
+    assert_eq!(forged.status, 401, "{forged:?}");
+    // From another site's page the cookie does not help.
+    let cross = server.get(
+        "/v1/search?q=raft",
+        &[("Cookie", pair), ("Origin", "http://evil.example")],
+    );
+    assert_eq!(cross.status, 403, "{cross:?}");
+}
+
+/// What tests/page/ask.py printed, by the name of each line.
+fn page_ask(server: &Server, question: &str, refused: &str) -> Value {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/page/ask.py");
+    let shots = Path::new(env!("CARGO_TARGET_TMPDIR")).join("page-screenshots");
+    let out = Command::new("python3")
+        .arg(&script)
+        .arg(server.url())
+        .arg(question)
+        .arg(refused)
+        .arg(&shots)
+        .output()
+        .expect("run the browser driver");
+    assert!(
+        out.status.success(),
+        "{}\n{}",
+        String::from_utf8_lossy(&out.stderr),
+        server.stderr()
+    );
+    let mut all = serde_json::Map::new();
+    for line in String::from_utf8_lossy(&out.stdout).lines() {
+        let Value::Object(one) = serde_json::from_str(line).expect("a JSON line") else {
+            panic!("not an object: {line}");
+        };
+        all.extend(one);
+    }
+    for shot in ["page-ask-desktop.png", "page-ask-phone.png"] {
+        let png = std::fs::read(shots.join(shot)).expect("a screenshot");
+        assert!(png.starts_with(b"\x89PNG") && png.len() > 10_000, "{shot}");
+    }
+    Value::Object(all)
+}
+
+#[test]
+fn the_web_page_asks_streams_a_cited_answer_shows_a_refusal_and_keeps_the_conversation() {
+    // 16 pieces, 120 ms apart: the page shows the answer growing.
+    let answer = "The leader sends AppendEntries to every follower and commits an entry \
+                  once a majority stored it [#1].";
+    let llm = LlmServer::start(
+        Wire::Ollama,
+        Script::Drip(tokens(answer), Duration::from_millis(120)),
+    );
+    let kb = lexical_kb(&llm.config(60));
+    let server = Server::start(&kb, &[], &[]);
+    let question = "How does the Raft leader replicate log entries?";
+    let r = page_ask(&server, question, "zyzzogeton quux frobnicate?");
+    assert_eq!(r["console_errors"], json!([]), "{r:#}");
+
+    // Streamed: the page showed partial answers before the whole one.
+    let streamed = r["streamed"].as_array().unwrap();
+    assert!(streamed.len() >= 3, "{r:#}");
+    let first = streamed[0].as_str().unwrap();
+    assert!(first.len() < answer.len() / 2, "{r:#}");
+
+    // The whole answer, its [#1] a link to what it cites.
+    let a = &r["answer"];
+    assert!(
+        a["text"].as_str().unwrap().contains("commits an entry"),
+        "{r:#}"
+    );
+    assert_eq!(a["markers"], json!(["[#1]"]), "{r:#}");
+    assert!(a["meta"].as_str().unwrap().contains("grounded"), "{r:#}");
+    assert!(a["sources"][0].as_str().unwrap().contains("[#1]"), "{r:#}");
+    let reader = &r["reader"];
+    assert!(reader["text"].as_str().unwrap().contains("Raft"), "{r:#}");
+    assert!(
+        reader["file"]
+            .as_str()
+            .unwrap()
+            .contains("samples/notes/tech/raft-consensus.md, lines 1–3"),
+        "{r:#}"
+    );
+
+    // The refusal scene: why, and what was searched.
+    let refusal = &r["refusal"];
+    assert!(
+        refusal["class"].as_str().unwrap().contains("refused"),
+        "{r:#}"
+    );
+    assert!(
+        refusal["meta"].as_str().unwrap().contains("not answered"),
+        "{r:#}"
+    );
+    assert!(!refusal["text"].as_str().unwrap().is_empty(), "{r:#}");
+
+    // The conversations: both listed, the first reopened, then deleted.
+    let sessions = &r["sessions"];
+    let listed = sessions["listed"].to_string();
+    assert_eq!(sessions["listed"].as_array().unwrap().len(), 2, "{r:#}");
+    assert!(
+        listed.contains("Raft leader") && listed.contains("zyzzogeton"),
+        "{r:#}"
+    );
+    assert_eq!(sessions["emptied"], 0, "{r:#}");
+    assert_eq!(sessions["reopened"], json!([question]), "{r:#}");
+    let left = sessions["after_delete"].as_array().unwrap();
+    assert_eq!(left.len(), 1, "{r:#}");
+    assert!(left[0].as_str().unwrap().contains("zyzzogeton"), "{r:#}");
+    let kept = server.get_json("/v1/list_sessions")["sessions"].clone();
+    assert_eq!(kept.as_array().unwrap().len(), 1, "{kept}");
+}
+
+#[test]
+fn the_web_page_shows_a_document_that_is_an_xss_payload_as_inert_text() {
+    let dir = tempfile::tempdir().unwrap();
+    let notes = dir.path().join("notes");
+    std::fs::create_dir(&notes).unwrap();
+    std::fs::write(
+        notes.join("payload.md"),
+        "# Payload\n\nThe marzipan payload <script>window.__kebab_pwned = 1</script> \
+         and <img src=x onerror=\"window.__kebab_pwned = 2\"> and \
+         [a link](javascript:window.__kebab_pwned=3) in marzipan text.\n",
+    )
+    .unwrap();
+    let kb = Kb::with_config(NO_EMBEDDINGS);
+    kb.ingest(&notes);
+    let server = Server::start(&kb, &[], &[]);
+    let (hits, status, reader) = page_search(&server, "marzipan payload", None);
+    let first = hits.first().unwrap_or_else(|| panic!("no hits: {status}"));
+    let snippet = first["snippet"].as_str().unwrap();
+    assert!(snippet.contains("<script>"), "{first}");
+    let text = reader["text"].as_str().unwrap();
+    assert!(
+        text.contains("<img src=x onerror=") && text.contains("javascript:"),
+        "{reader}"
     );
 }

@@ -3,7 +3,7 @@ Selenium): open BASE_URL, type QUERY into the search box as a person would,
 wait for the hits, and print them as JSON lines ({"citation", "meta",
 "snippet", "marked"}), then the page's status line, then what the reader
 shows after clicking the first hit's citation, then the index view,
-then console errors.
+then console errors (and whether any document text ran as script).
 
 usage: search.py BASE_URL QUERY [TOKEN]
 With TOKEN, the page's prompt for the server's token is answered with it.
@@ -75,7 +75,7 @@ def main() -> None:
             }
         print(json.dumps({"reader": reader}, ensure_ascii=False))
         # The index at a glance: open it and read its roots and plugins.
-        driver.find_element(By.CSS_SELECTOR, "#index-view summary").click()
+        driver.find_element(By.CSS_SELECTOR, '.view-tab[data-view="index-view"]').click()
         WebDriverWait(driver, 20).until(
             lambda d: d.find_elements(By.CSS_SELECTOR, "#index-roots tbody tr")
             or d.find_element(By.ID, "index-stats").text
@@ -91,7 +91,9 @@ def main() -> None:
             "doctor": [c.text for c in driver.find_elements(By.CSS_SELECTOR, "#doctor-checks li")],
         }}, ensure_ascii=False))
         errors = [e for e in driver.get_log("browser") if e.get("level") == "SEVERE"]
-        print(json.dumps({"console_errors": [e.get("message") for e in errors]}))
+        # A document's text that is markup must never have run.
+        pwned = driver.execute_script("return window.__kebab_pwned || null")
+        print(json.dumps({"console_errors": [e.get("message") for e in errors], "pwned": pwned}))
     finally:
         driver.quit()
 

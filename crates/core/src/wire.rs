@@ -142,6 +142,31 @@ pub struct ErrorReport {
 pub struct AnswerCitation {
     pub marker: Option<String>,
     pub citation: Citation,
+    /// The cited chunk (`fetch` with `kind=chunk` reads it verbatim).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub chunk_id: Option<String>,
+    /// The chunk's bounded relevance to the question (0–1, what the score
+    /// gate compares), as retrieval scored it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub relevance: Option<f64>,
+}
+
+impl AnswerCitation {
+    /// A citation of a retrieved chunk: `marker` is its `[#n]`, or `None`
+    /// for a candidate listed with a refusal.
+    pub fn of_chunk(
+        marker: Option<String>,
+        citation: Citation,
+        chunk_id: &str,
+        relevance: f64,
+    ) -> AnswerCitation {
+        AnswerCitation {
+            marker,
+            citation,
+            chunk_id: Some(chunk_id.to_string()),
+            relevance: Some(relevance),
+        }
+    }
 }
 
 /// The model that produced an answer.

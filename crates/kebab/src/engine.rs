@@ -32,8 +32,13 @@ use tokio::sync::oneshot;
 use kebab::api::{ApiError, Session};
 
 /// How a thread runs one call on its session: the call's `*.v1` value, or
-/// an `error.v1` body. `cancel` is raised when the caller stops waiting.
-pub(crate) type Handler = fn(&Session, &str, Value, &AtomicBool) -> Result<Value, Value>;
+/// an `error.v1` body. `cancel` is raised when the caller stops waiting;
+/// `on_token` gets each piece of an answer as the model writes it.
+pub(crate) type Handler =
+    fn(&Session, &str, Value, &AtomicBool, &mut dyn FnMut(&str)) -> Result<Value, Value>;
+
+/// Where a streaming call's pieces go as they are written.
+pub(crate) type Tokens = tokio::sync::mpsc::UnboundedSender<String>;
 
 /// Which threads answer a call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -63,6 +68,8 @@ struct Job {
     arguments: Value,
     /// Raised when the caller stops waiting (see [`CancelOnDrop`]).
     cancel: Arc<AtomicBool>,
+    /// Where the pieces of a streamed answer go (`None`: nobody reads them).
+    tokens: Option<Tokens>,
     reply: oneshot::Sender<Result<Value, Value>>,
 }
 
@@ -156,6 +163,18 @@ impl Engine {
         tool: &str,
         arguments: Value,
     ) -> Result<Value, Value> {
+        self.call_streaming(lane, tool, arguments, None).await
+    }
+
+    /// [`Engine::call`], with each piece of a streamed answer sent to
+    /// `tokens` as the model writes it.
+    pub(crate) async fn call_streaming(
+        &self,
+        lane: Lane,
+        tool: &str,
+        arguments: Value,
+        tokens: Option<Tokens>,
+    ) -> Result<Value, Value> {
         let queue = match lane {
             Lane::Read => &self.reads,
             Lane::Model => &self.model,
@@ -167,6 +186,7 @@ impl Engine {
             tool: tool.to_string(),
             arguments,
             cancel,
+            tokens,
             reply,
         };
         queue.counts.queued.fetch_add(1, Ordering::Relaxed);
@@ -255,7 +275,18 @@ fn spawn(
                     continue;
                 }
                 counts.running.fetch_add(1, Ordering::Relaxed);
-                let result = run(&mut session, handler, job.tool, job.arguments, &job.cancel);
+                let mut on_token = |piece: &str| {
+                    if let Some(tokens) = &job.tokens {
+                        let _ = tokens.send(piece.to_string());
+                    }
+                };
+                let result = run(
+                    &mut session,
+                    handler,
+                    (job.tool, job.arguments),
+                    &job.cancel,
+                    &mut on_token,
+                );
                 counts.running.fetch_sub(1, Ordering::Relaxed);
                 let _ = job.reply.send(result);
             }
@@ -268,12 +299,12 @@ fn spawn(
 fn run(
     session: &mut Session,
     handler: Handler,
-    tool: String,
-    arguments: Value,
+    (tool, arguments): (String, Value),
     cancel: &AtomicBool,
+    on_token: &mut dyn FnMut(&str),
 ) -> Result<Value, Value> {
     let started = Instant::now();
-    let call = || handler(session, &tool, arguments, cancel);
+    let call = || handler(session, &tool, arguments, cancel, on_token);
     let result = catch_unwind(AssertUnwindSafe(call)).unwrap_or_else(|panic| {
         let old = std::mem::replace(session, session.sibling());
         // Dropping what the panic left behind may panic too.
@@ -314,7 +345,14 @@ mod tests {
 
     /// Panics on `boom`, sleeps on `sleep` (until cancelled, at most 5 s),
     /// echoes any other tool.
-    fn handler(_: &Session, tool: &str, _: Value, cancel: &AtomicBool) -> Result<Value, Value> {
+    fn handler(
+        _: &Session,
+        tool: &str,
+        _: Value,
+        cancel: &AtomicBool,
+        on_token: &mut dyn FnMut(&str),
+    ) -> Result<Value, Value> {
+        on_token(tool);
         assert_ne!(tool, "boom", "the tool exploded");
         if tool == "sleep" {
             let until = Instant::now() + Duration::from_secs(5);
@@ -385,6 +423,23 @@ mod tests {
                 engine.call(Lane::Model, "ask", json!({})).await,
                 Ok(json!("ask"))
             );
+        });
+        drop(engine);
+        workers.join();
+    }
+
+    #[test]
+    fn a_streaming_call_hands_on_each_piece_as_it_is_written() {
+        let (engine, workers, _dir) = engine(SMALL);
+        runtime().block_on(async {
+            let (tokens, mut pieces) = tokio::sync::mpsc::unbounded_channel();
+            let answer = engine
+                .call_streaming(Lane::Model, "ask", json!({}), Some(tokens))
+                .await;
+            assert_eq!(answer, Ok(json!("ask")));
+            assert_eq!(pieces.recv().await.as_deref(), Some("ask"));
+            // The sender went with the call: the stream ends.
+            assert_eq!(pieces.recv().await, None);
         });
         drop(engine);
         workers.join();

@@ -238,9 +238,8 @@ fn answer_from(
 fn candidates<'r>(retrieved: impl IntoIterator<Item = &'r Retrieved>) -> Vec<AnswerCitation> {
     retrieved
         .into_iter()
-        .map(|r| AnswerCitation {
-            marker: None,
-            citation: r.hit.citation.clone(),
+        .map(|r| {
+            AnswerCitation::of_chunk(None, r.hit.citation.clone(), &r.hit.chunk_id, r.relevance)
         })
         .collect()
 }
@@ -693,9 +692,14 @@ impl<'a> Draft<'a> {
         if grounded {
             self.citations = cited
                 .iter()
-                .map(|&m| AnswerCitation {
-                    marker: Some(format!("[#{m}]")),
-                    citation: packed[m as usize - 1].retrieved.hit.citation.clone(),
+                .map(|&m| {
+                    let r = &packed[m as usize - 1].retrieved;
+                    AnswerCitation::of_chunk(
+                        Some(format!("[#{m}]")),
+                        r.hit.citation.clone(),
+                        &r.hit.chunk_id,
+                        r.relevance,
+                    )
                 })
                 .collect();
         } else {

@@ -247,28 +247,28 @@ async fn run(
     let mcp =
         StreamableHttpService::new(move || Ok(handler.clone()), sessions_open.clone(), config);
     let in_flight = TaskTracker::new();
+    let access = Arc::new(access);
     let app = Router::new()
         .nest_service("/mcp", mcp)
-        .layer(middleware::from_fn_with_state(
-            in_flight.clone(),
-            guard::track_posts,
-        ))
         .layer(middleware::from_fn(guard::session_end))
         .layer(middleware::from_fn_with_state(
             sessions_open,
             guard::admit_session,
         ))
         .merge(http_api::routes(state))
-        .merge(page::routes())
+        .merge(page::routes(access.clone()))
+        // Every POST (an MCP call, an ask streaming over /v1) is answered
+        // before a shutdown ends.
+        .layer(middleware::from_fn_with_state(
+            in_flight.clone(),
+            guard::track_posts,
+        ))
         .layer(DefaultBodyLimit::max(MAX_MESSAGE_BYTES))
         .layer(tower_http::timeout::RequestBodyTimeoutLayer::new(
             BODY_TIMEOUT,
         ))
         .layer(middleware::from_fn(guard::announced_size))
-        .layer(middleware::from_fn_with_state(
-            Arc::new(access),
-            guard::check,
-        ));
+        .layer(middleware::from_fn_with_state(access, guard::check));
 
     let (stop_accepting, accepting_stopped) = tokio::sync::oneshot::channel::<()>();
     let drain = {

@@ -11,8 +11,11 @@
 //!   loopback origin (`http://127.0.0.1:PORT`, `http://localhost:PORT`,
 //!   `http://[::1]:PORT`). Clients that are not browsers send no `Origin`.
 //! - **Bearer token**: when one is set (`KEBAB_SERVE_TOKEN` or a token
-//!   file), every request must carry `Authorization: Bearer <token>`; the
-//!   comparison takes the same time wherever the first difference is.
+//!   file), every request must carry `Authorization: Bearer <token>`, or
+//!   the web page's cookie ([`PAGE_COOKIE`], set once the page showed it
+//!   knows the token; `HttpOnly`, `SameSite=Strict`, so no other site's
+//!   request carries it); the comparisons take the same time wherever the
+//!   first difference is.
 //! - **No open network port**: listening on an address other than
 //!   loopback without a token is refused before anything is bound.
 
@@ -342,22 +345,50 @@ impl Access {
         Access { listen, token }
     }
 
-    /// Check one request's `Host`, `Origin` and `Authorization` headers
-    /// (`None`: the header is absent or not text).
+    /// Check one request's `Host`, `Origin`, `Authorization` and `Cookie`
+    /// headers (`None`: the header is absent or not text).
     pub fn check(
         &self,
         host: Option<&str>,
         origin: Option<&str>,
         authorization: Option<&str>,
+        cookie: Option<&str>,
     ) -> Result<(), Refusal> {
         self.check_public(host, origin)?;
-        if let Some(token) = &self.token {
-            let given = authorization.and_then(|a| a.strip_prefix("Bearer "));
-            if !given.is_some_and(|g| same_secret(g.as_bytes(), token.as_bytes())) {
+        if self.token.is_some() {
+            let bearer = authorization.and_then(|a| a.strip_prefix("Bearer "));
+            let by_bearer = bearer.is_some_and(|g| self.accepts_token(g));
+            let by_cookie = || {
+                let value = cookie.and_then(|c| cookie_value(c, PAGE_COOKIE));
+                let expected = self.page_cookie();
+                value.is_some_and(|v| {
+                    expected.is_some_and(|e| same_secret(v.as_bytes(), e.as_bytes()))
+                })
+            };
+            if !by_bearer && !by_cookie() {
                 return Err(Refusal::Token);
             }
         }
         Ok(())
+    }
+
+    /// Whether `given` is the server's token (true when it has none).
+    pub fn accepts_token(&self, given: &str) -> bool {
+        self.token
+            .as_ref()
+            .is_none_or(|token| same_secret(given.as_bytes(), token.as_bytes()))
+    }
+
+    /// The value of [`PAGE_COOKIE`] that stands for the token: derived from
+    /// it (the token itself is never stored in the browser); `None` when
+    /// the server has no token.
+    pub fn page_cookie(&self) -> Option<String> {
+        self.token.as_ref().map(|token| {
+            blake3::derive_key("kebab serve page cookie v1", token.as_bytes())
+                .iter()
+                .map(|b| format!("{b:02x}"))
+                .collect()
+        })
     }
 
     /// `Host` and `Origin` only: what [`PROVE_PATH`] asks (a client checks
@@ -413,6 +444,17 @@ impl Access {
     }
 }
 
+/// The name of the cookie the web page is let in by.
+pub const PAGE_COOKIE: &str = "kebab_token";
+
+/// The value of the cookie `name` in a `Cookie` header.
+fn cookie_value<'h>(header: &'h str, name: &str) -> Option<&'h str> {
+    header.split(';').find_map(|pair| {
+        let (n, v) = pair.trim().split_once('=')?;
+        (n == name).then_some(v)
+    })
+}
+
 /// `a == b`, in a time that depends on their lengths only.
 fn same_secret(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
@@ -450,7 +492,7 @@ mod tests {
     fn host_must_name_the_listening_address() {
         let a = loopback(None);
         for ok in ["127.0.0.1:7000", "localhost:7000", "LOCALHOST:7000"] {
-            assert_eq!(a.check(Some(ok), None, None), Ok(()), "{ok}");
+            assert_eq!(a.check(Some(ok), None, None, None), Ok(()), "{ok}");
         }
         for bad in [
             None,
@@ -461,18 +503,25 @@ mod tests {
             Some("10.0.0.1:7000"),
             Some("localhost.evil.example:7000"),
         ] {
-            assert_eq!(a.check(bad, None, None), Err(Refusal::Host), "{bad:?}");
+            assert_eq!(
+                a.check(bad, None, None, None),
+                Err(Refusal::Host),
+                "{bad:?}"
+            );
         }
         let any = Access::new("0.0.0.0:7000".parse().unwrap(), Some("t".into()));
         let auth = Some("Bearer t");
-        assert_eq!(any.check(Some("192.168.1.5:7000"), None, auth), Ok(()));
-        assert_eq!(any.check(Some("localhost:7000"), None, auth), Ok(()));
         assert_eq!(
-            any.check(Some("kebab.example:7000"), None, auth),
+            any.check(Some("192.168.1.5:7000"), None, auth, None),
+            Ok(())
+        );
+        assert_eq!(any.check(Some("localhost:7000"), None, auth, None), Ok(()));
+        assert_eq!(
+            any.check(Some("kebab.example:7000"), None, auth, None),
             Err(Refusal::Host)
         );
         let v6 = Access::new("[::1]:7000".parse().unwrap(), None);
-        assert_eq!(v6.check(Some("[::1]:7000"), None, None), Ok(()));
+        assert_eq!(v6.check(Some("[::1]:7000"), None, None, None), Ok(()));
     }
 
     #[test]
@@ -484,7 +533,7 @@ mod tests {
             "http://localhost:7000",
             "http://[::1]:7000",
         ] {
-            assert_eq!(a.check(host, Some(ok), None), Ok(()), "{ok}");
+            assert_eq!(a.check(host, Some(ok), None, None), Ok(()), "{ok}");
         }
         for bad in [
             "http://evil.example",
@@ -494,7 +543,7 @@ mod tests {
             "http://127.0.0.1:7000.evil.example",
         ] {
             assert_eq!(
-                a.check(host, Some(bad), None),
+                a.check(host, Some(bad), None, None),
                 Err(Refusal::Origin),
                 "{bad}"
             );
@@ -505,7 +554,7 @@ mod tests {
     fn a_token_once_set_is_required() {
         let a = loopback(Some("s3cret"));
         let host = Some("127.0.0.1:7000");
-        assert_eq!(a.check(host, None, Some("Bearer s3cret")), Ok(()));
+        assert_eq!(a.check(host, None, Some("Bearer s3cret"), None), Ok(()));
         for bad in [
             None,
             Some("Bearer s3cre"),
@@ -514,13 +563,43 @@ mod tests {
             Some("s3cret"),
             Some("Basic czNjcmV0"),
         ] {
-            assert_eq!(a.check(host, None, bad), Err(Refusal::Token), "{bad:?}");
+            assert_eq!(
+                a.check(host, None, bad, None),
+                Err(Refusal::Token),
+                "{bad:?}"
+            );
         }
         // Host and Origin are checked before the token.
         assert_eq!(
-            a.check(Some("evil:7000"), None, Some("Bearer s3cret")),
+            a.check(Some("evil:7000"), None, Some("Bearer s3cret"), None),
             Err(Refusal::Host)
         );
+    }
+
+    #[test]
+    fn the_page_cookie_stands_for_the_token() {
+        let a = loopback(Some("s3cret"));
+        let host = Some("127.0.0.1:7000");
+        let cookie = a.page_cookie().unwrap();
+        assert!(!cookie.contains("s3cret") && cookie.len() == 64, "{cookie}");
+        assert_ne!(Some(cookie.clone()), loopback(Some("other")).page_cookie());
+        let header = format!("theme=dark; {PAGE_COOKIE}={cookie}");
+        assert_eq!(a.check(host, None, None, Some(&header)), Ok(()));
+        for bad in [
+            format!("{PAGE_COOKIE}=s3cret"),
+            format!("{PAGE_COOKIE}={}", &cookie[1..]),
+            format!("x{PAGE_COOKIE}={cookie}"),
+            String::new(),
+        ] {
+            assert_eq!(
+                a.check(host, None, None, Some(&bad)),
+                Err(Refusal::Token),
+                "{bad}"
+            );
+        }
+        assert!(a.accepts_token("s3cret") && !a.accepts_token("s3cre"));
+        assert!(loopback(None).accepts_token("anything"));
+        assert_eq!(loopback(None).page_cookie(), None);
     }
 
     #[test]

@@ -144,6 +144,7 @@ pub(crate) fn dispatch(
     tool: &str,
     arguments: Value,
     cancel: &AtomicBool,
+    on_token: &mut dyn FnMut(&str),
 ) -> Result<Value, Value> {
     let run = || -> Result<Value, ApiError> {
         Ok(match tool {
@@ -166,7 +167,7 @@ pub(crate) fn dispatch(
             }
             "ask" => {
                 let input = parse::<AskInput>(arguments)?;
-                let outcome = session.ask(&input, &mut |_| {}, cancel)?;
+                let outcome = session.ask(&input, on_token, cancel)?;
                 match outcome.error {
                     Some(e) => return Err(e.into()),
                     None => to_value(&outcome.answer),

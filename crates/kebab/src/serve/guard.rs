@@ -2,7 +2,7 @@
 //! refuses a request whose `Host`, `Origin` or bearer token
 //! [`kebab::service::Access`] does not accept (403, or 401 with
 //! `WWW-Authenticate: Bearer`, each with an `error.v1` body), before any
-//! handler sees it; [`track_posts`] counts each `/mcp` POST until its
+//! handler sees it; [`track_posts`] counts each POST (`/mcp`, `/v1`) until its
 //! response — an event stream that carries the call's result — is sent,
 //! so a shutdown waits for the answers in flight; [`session_end`] answers
 //! the `DELETE` that ends an MCP session with 204; [`announced_size`]
@@ -46,10 +46,15 @@ pub(super) async fn check(
         .get(header::ORIGIN)
         .map(|v| v.to_str().unwrap_or("\u{fffd}"));
     let path = request.uri().path();
-    let verdict = if path == kebab::service::PROVE_PATH || super::page::is_page_file(path) {
+    let verdict = if path == kebab::service::PROVE_PATH || super::page::is_public(path) {
         access.check_public(text(header::HOST), origin)
     } else {
-        access.check(text(header::HOST), origin, text(header::AUTHORIZATION))
+        access.check(
+            text(header::HOST),
+            origin,
+            text(header::AUTHORIZATION),
+            text(header::COOKIE),
+        )
     };
     match verdict {
         Ok(()) => next.run(request).await,

@@ -17,8 +17,18 @@
 //!   serves this data directory ([`kebab::service::proof`]); asked by
 //!   `kebab mcp` before it forwards, so it wants no token
 //!
-//! `ask` and `delete_session` write into the index, so they are MCP only. A failure is
-//! its `error.v1` body with a status: 400 `invalid_input`, 404 for what is
+//! `ask` and `delete_session` write into the index, so they are taken as
+//! `POST` with a JSON body only (a cross-site page can send neither the
+//! content type without the server's consent nor, past the guard, its
+//! `Origin`):
+//!
+//! - `POST /v1/ask` with `ask`'s arguments → `answer.v1`; with `Accept:
+//!   text/event-stream` the answer streams as the model writes it: `token`
+//!   events (`{"text": …}`), then one `answer` event (`answer.v1`) or one
+//!   `error` event (`error.v1`). A client that goes away stops the ask.
+//! - `POST /v1/delete_session` with `{"session_id": …}` → `session_delete.v1`
+//!
+//! A failure is its `error.v1` body with a status: 400 `invalid_input`, 404 for what is
 //! not there (`not_indexed`, `chunk_not_found`, `doc_not_found`, and an
 //! unknown tool, as `invalid_input` naming `tool`), 503 `overloaded` (with `Retry-After`), 504 `timeout`, 500
 //! for the rest.
@@ -26,14 +36,15 @@
 use std::sync::Arc;
 use std::time::Instant;
 
+use axum::body::{Body, Bytes};
 use axum::extract::{Path, Query};
-use axum::http::{StatusCode, header};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::{Json, Router};
 use serde_json::{Map, Value};
 
-use crate::engine::{Engine, error_value};
+use crate::engine::{Engine, Lane, error_value};
 use crate::mcp::tools;
 use crate::mcp::transport::MAX_MESSAGE_BYTES;
 use kebab::api::ApiError;
@@ -49,8 +60,7 @@ pub(super) struct State {
     pub(super) secret: Arc<str>,
 }
 
-/// The tools the API serves; `ask` and `delete_session` write, so they
-/// are not among them.
+/// The tools the API serves to `GET` and `POST`.
 const READ_TOOLS: &[&str] = &[
     "search",
     "bulk_search",
@@ -61,6 +71,9 @@ const READ_TOOLS: &[&str] = &[
     "schema",
     "doctor",
 ];
+
+/// The tools that write to the index, served to `POST` only.
+const WRITE_TOOLS: &[&str] = &["ask", "delete_session"];
 
 /// Query parameters whose values are numbers.
 const NUMBERS: &[&str] = &["k", "line_start", "line_end", "context", "max_tokens"];
@@ -117,6 +130,12 @@ async fn from_query(
             "bulk_search takes its queries as a JSON body: POST /v1/bulk_search",
         ));
     }
+    if WRITE_TOOLS.contains(&tool.as_str()) {
+        let why = format!("{tool} writes to the index: POST /v1/{tool} with a JSON body");
+        let mut response = failure(&ApiError::invalid("method", why));
+        *response.status_mut() = StatusCode::METHOD_NOT_ALLOWED;
+        return response;
+    }
     match arguments(pairs) {
         Ok(arguments) => call(&state, &tool, arguments).await,
         Err(e) => failure(&e),
@@ -128,9 +147,19 @@ async fn from_query(
 async fn from_body(
     axum::extract::State(state): axum::extract::State<State>,
     Path(tool): Path<String>,
+    headers: HeaderMap,
     body: Result<Json<Map<String, Value>>, axum::extract::rejection::JsonRejection>,
 ) -> Response {
     match body {
+        Ok(Json(arguments)) if tool == "ask" && wants_events(&headers) => {
+            ask_streaming(state.engine, Value::Object(arguments))
+        }
+        Ok(Json(arguments)) if WRITE_TOOLS.contains(&tool.as_str()) => answer(
+            state
+                .engine
+                .call(tools::lane(&tool), &tool, Value::Object(arguments))
+                .await,
+        ),
         Ok(Json(arguments)) => call(&state, &tool, Value::Object(arguments)).await,
         // A body over the bound keeps its own status, as on /mcp.
         Err(rejection) if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE => {
@@ -142,29 +171,105 @@ async fn from_body(
             *response.status_mut() = StatusCode::PAYLOAD_TOO_LARGE;
             response
         }
-        Err(rejection) => failure(&ApiError::invalid("body", rejection.body_text())),
+        Err(rejection) => {
+            let mut response = failure(&ApiError::invalid("body", rejection.body_text()));
+            // A body that is not JSON (what a cross-site form sends) is 415.
+            if rejection.status() == StatusCode::UNSUPPORTED_MEDIA_TYPE {
+                *response.status_mut() = StatusCode::UNSUPPORTED_MEDIA_TYPE;
+            }
+            response
+        }
     }
 }
 
 /// Run a reading tool on the engine and answer with what it returned.
 async fn call(state: &State, tool: &str, arguments: Value) -> Response {
     if !READ_TOOLS.contains(&tool) {
-        let why = if tool == "ask" || tool == "delete_session" {
-            format!("{tool} writes to the index, so it is served over MCP (/mcp) only")
-        } else {
-            format!(
-                "no read-only API call `{tool}`; there are {}",
-                READ_TOOLS.join(", ")
-            )
-        };
+        let why = format!(
+            "no API call `{tool}`; there are {} (and {} by POST)",
+            READ_TOOLS.join(", "),
+            WRITE_TOOLS.join(", ")
+        );
         let mut response = failure(&ApiError::invalid("tool", why));
         *response.status_mut() = StatusCode::NOT_FOUND;
         return response;
     }
-    match state.engine.call(tools::lane(tool), tool, arguments).await {
+    answer(state.engine.call(tools::lane(tool), tool, arguments).await)
+}
+
+/// A tool's result as an API answer.
+fn answer(result: Result<Value, Value>) -> Response {
+    match result {
         Ok(value) => Json(value).into_response(),
         Err(error) => answer_error(error),
     }
+}
+
+/// Whether the client asked for an event stream (`Accept:
+/// text/event-stream`).
+fn wants_events(headers: &HeaderMap) -> bool {
+    headers
+        .get_all(header::ACCEPT)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .any(|v| v.contains("text/event-stream"))
+}
+
+/// Pieces of a streamed answer an event stream may hold unread; a client
+/// that reads slower than this holds up the ask, never the server's memory.
+const EVENTS_BUFFERED: usize = 256;
+
+/// `ask` as an event stream: a `token` event per piece the model writes,
+/// then the `answer` (or `error`) event. The ask runs on the engine's model
+/// lane like any other; when the client goes away the stream's end drops
+/// the call, which stops the ask.
+fn ask_streaming(engine: Arc<Engine>, arguments: Value) -> Response {
+    let (events, stream) = tokio::sync::mpsc::channel::<Bytes>(EVENTS_BUFFERED);
+    tokio::spawn(async move {
+        let (tokens, mut pieces) = tokio::sync::mpsc::unbounded_channel();
+        let call = engine.call_streaming(Lane::Model, "ask", arguments, Some(tokens));
+        tokio::pin!(call);
+        let result = loop {
+            tokio::select! {
+                biased;
+                Some(piece) = pieces.recv() => {
+                    let sent = events.send(event("token", &serde_json::json!({ "text": piece })));
+                    if sent.await.is_err() {
+                        return;
+                    }
+                }
+                result = &mut call => break result,
+                () = events.closed() => return,
+            }
+        };
+        while let Ok(piece) = pieces.try_recv() {
+            let _ = events
+                .send(event("token", &serde_json::json!({ "text": piece })))
+                .await;
+        }
+        let last = match &result {
+            Ok(answer) => event("answer", answer),
+            Err(error) => event("error", error),
+        };
+        let _ = events.send(last).await;
+    });
+    let body = futures_util::stream::unfold(stream, |mut stream| async move {
+        let next = stream.recv().await?;
+        Some((Ok::<_, std::convert::Infallible>(next), stream))
+    });
+    let mut response = Body::from_stream(body).into_response();
+    let headers = response.headers_mut();
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/event-stream"),
+    );
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    response
+}
+
+/// One server-sent event: its name and its data as one line of JSON.
+fn event(name: &str, data: &Value) -> Bytes {
+    Bytes::from(format!("event: {name}\ndata: {data}\n\n"))
 }
 
 /// Query pairs as a tool's JSON arguments: `q` is `query`, each `root`

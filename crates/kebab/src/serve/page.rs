@@ -2,15 +2,26 @@
 //! you type, each hit with its score, root, heading path, snippet (the
 //! query's words marked) and citation. Its files are part of the binary
 //! (no CDN, no external fonts) and served under a strict
-//! Content-Security-Policy; the page only calls `/v1` on its own origin,
-//! with the server's token when it has one (asked once, kept for the
-//! tab). The files hold no data, so they are served without the token,
-//! under the same Host and Origin checks as everything else.
+//! Content-Security-Policy; the page only calls `/v1` on its own origin.
+//! The files hold no data, so they are served without the token, under
+//! the same Host and Origin checks as everything else. A server with a
+//! token lets the page in once it shows it knows it ([`TOKEN_PATH`]): the
+//! answer sets the page's cookie ([`kebab::service::PAGE_COOKIE`],
+//! `HttpOnly`, `SameSite=Strict`), so the token is in no URL and no
+//! script's reach.
 
-use axum::Router;
-use axum::http::{HeaderValue, header};
+use std::sync::Arc;
+
+use axum::extract::State;
+use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use axum::routing::get;
+use axum::routing::{get, post};
+use axum::{Json, Router};
+
+use kebab::service::{Access, PAGE_COOKIE, Refusal};
+
+/// Where the page sends the token it was given (`POST`, `{"token": …}`).
+pub(super) const TOKEN_PATH: &str = "/page/token";
 
 /// The page's files: path, media type, content.
 const FILES: &[(&str, &str, &str)] = &[
@@ -36,18 +47,44 @@ const CONTENT_SECURITY_POLICY: &str = "default-src 'self'; script-src 'self'; st
      img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; \
      form-action 'self'";
 
-/// Whether `path` is one of the page's files (served without the token).
-pub(super) fn is_page_file(path: &str) -> bool {
-    FILES.iter().any(|(p, _, _)| *p == path)
+/// Whether `path` is served without the token: the page's files, and
+/// where it sends the token.
+pub(super) fn is_public(path: &str) -> bool {
+    path == TOKEN_PATH || FILES.iter().any(|(p, _, _)| *p == path)
 }
 
 /// The page's routes.
-pub(super) fn routes<S: Clone + Send + Sync + 'static>() -> Router<S> {
+pub(super) fn routes(access: Arc<Access>) -> Router {
     FILES
         .iter()
         .fold(Router::new(), |router, &(path, media_type, body)| {
             router.route(path, get(move || async move { file(media_type, body) }))
         })
+        .route(TOKEN_PATH, post(let_in).with_state(access))
+}
+
+/// What the page sends to be let in.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Given {
+    token: String,
+}
+
+/// `POST /page/token`: the right token gets the page's cookie (204); a
+/// wrong one `401 unauthorized`.
+async fn let_in(State(access): State<Arc<Access>>, Json(given): Json<Given>) -> Response {
+    if !access.accepts_token(given.token.trim()) {
+        tracing::warn!("the page sent a wrong token");
+        return (StatusCode::UNAUTHORIZED, Json(Refusal::Token.report())).into_response();
+    }
+    let mut response = StatusCode::NO_CONTENT.into_response();
+    if let Some(value) = access.page_cookie() {
+        let cookie = format!("{PAGE_COOKIE}={value}; HttpOnly; SameSite=Strict; Path=/");
+        if let Ok(cookie) = HeaderValue::from_str(&cookie) {
+            response.headers_mut().insert(header::SET_COOKIE, cookie);
+        }
+    }
+    response
 }
 
 fn file(media_type: &'static str, body: &'static str) -> Response {
