@@ -1864,3 +1864,40 @@ fn the_web_page_shows_a_document_that_is_an_xss_payload_as_inert_text() {
         "{reader}"
     );
 }
+
+#[test]
+fn the_web_page_sends_no_half_composed_korean_query_and_nothing_leaves_the_machine() {
+    let kb = lexical_kb("");
+    let server = Server::start(&kb, &[], &[]);
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/page/ime.py");
+    // 조선 as a Korean keyboard composes it, jamo by jamo (a word the
+    // sample note has standing alone: no dictionary is installed here).
+    let steps = ["ㅈ", "조", "좃", "조서", "조선"];
+    let out = Command::new("python3")
+        .arg(&script)
+        .arg(server.url())
+        .args(steps)
+        .output()
+        .expect("run the browser driver");
+    assert!(
+        out.status.success(),
+        "{}\n{}",
+        String::from_utf8_lossy(&out.stderr),
+        server.stderr()
+    );
+    let r: Value = serde_json::from_slice(&out.stdout).expect("a JSON object");
+    // The composition reached the box, and no query went while it lasted.
+    assert_eq!(r["composing"], "조서", "{r:#}");
+    assert_eq!(r["searches_while_composing"], 0, "{r:#}");
+    // The committed word was searched, once, and found its note.
+    assert_eq!(r["box"], "조선", "{r:#}");
+    assert_eq!(r["searches"], 1, "{r:#}");
+    assert!(
+        r["hits"][0]
+            .as_str()
+            .unwrap_or("")
+            .contains("korean-notes.md"),
+        "{r:#}"
+    );
+    assert_eq!(r["elsewhere"], json!([]), "{r:#}");
+}
