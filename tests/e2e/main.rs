@@ -47,6 +47,7 @@ mod sandbox;
 mod search_quality;
 mod serve;
 mod sessions;
+mod shards;
 mod takeover;
 mod terminal;
 mod text_files;

@@ -28,6 +28,7 @@ pub mod interrupt;
 pub mod lock_file;
 pub mod paths;
 pub mod sanitize;
+pub mod shard;
 pub mod spans;
 pub mod trust;
 pub mod vecmath;

@@ -280,6 +280,7 @@ fn ingest_split() {
         &plugins,
         &mut indexes,
         &corpus,
+        None,
         &cancel,
         &mut |_| {},
     )

@@ -118,6 +118,7 @@ fn main() {
         &plugins,
         &mut Default::default(),
         corpus,
+        None,
         &cancel,
         &mut |_| {},
     )
@@ -150,6 +151,7 @@ fn main() {
         &plugins,
         &mut Default::default(),
         corpus,
+        None,
         &cancel,
         &mut |_| {},
     )
@@ -166,6 +168,7 @@ fn main() {
         &plugins,
         &mut Default::default(),
         corpus,
+        None,
         &cancel,
         &mut |_| {},
     )

@@ -176,6 +176,7 @@ fn main() {
         &plugins,
         &mut Default::default(),
         &corpus,
+        None,
         &cancel,
         &mut |_| {},
     )
@@ -192,6 +193,7 @@ fn main() {
         &plugins,
         &mut Default::default(),
         &corpus,
+        None,
         &cancel,
         &mut |_| {},
     )

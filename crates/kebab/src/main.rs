@@ -57,6 +57,11 @@ enum Command {
         /// Exit with 2 when any file errors or is skipped as bad input.
         #[arg(long)]
         strict: bool,
+        /// Only the files whose path hashes to shard I of N (`0/4`): N runs
+        /// with 0/N … N-1/N, on one machine or several, share the tree
+        /// between them; each removes only its own vanished files.
+        #[arg(long, value_name = "I/N")]
+        shard: Option<kebab::shard::Shard>,
     },
     /// Search the index.
     Search {
@@ -534,10 +539,15 @@ fn dispatch(
 ) -> Result<u8> {
     match command {
         Command::Init { force } => init(&paths, force, json),
-        Command::Ingest { path, name, strict } => ingest(
+        Command::Ingest {
+            path,
+            name,
+            strict,
+            shard,
+        } => ingest(
             &Session::new(config, paths),
             &path,
-            name.as_deref(),
+            (name.as_deref(), shard),
             strict,
             json,
         ),

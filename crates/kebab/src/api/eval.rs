@@ -476,6 +476,7 @@ impl Session {
             &plugins,
             &mut indexes,
             &corpus_dir,
+            None,
             &cancel,
             &mut |_| {},
         )?;

@@ -13,16 +13,19 @@ use crate::app::App;
 use crate::indexes::Indexes;
 use crate::ingest::{IngestError, IngestReport, Progress, external};
 use crate::watch::WatchEvent;
+use kebab_core::shard::Shard;
 
 impl Session {
     /// `kebab ingest PATH`: a directory or a file of a root in place; a
     /// file outside every root kept in the data dir's `_external/` and
     /// indexed there (design §6.7). `note` gets what the user should know
     /// before the run (where a one-off file was kept, installed plugins
-    /// that do not load, bad routes).
+    /// that do not load, bad routes). With `shard`, only that shard's files
+    /// ([`kebab_core::shard::Shard`]).
     pub fn ingest(
         &self,
         path: &Path,
+        shard: Option<Shard>,
         cancel: &AtomicBool,
         note: &mut dyn FnMut(String),
         on_progress: &mut dyn FnMut(&Progress),
@@ -36,13 +39,8 @@ impl Session {
                 kept.display()
             ));
         }
-        self.ingest_with(
-            &mut app,
-            kept.as_deref().unwrap_or(path),
-            cancel,
-            note,
-            on_progress,
-        )
+        let path = kept.as_deref().unwrap_or(path);
+        self.ingest_with(&mut app, (path, shard), cancel, note, on_progress)
     }
 
     /// `kebab ingest -`: the document read from `input` (at most `[indexing]
@@ -70,14 +68,14 @@ impl Session {
             "stdin kept as {} and indexed there",
             kept.display()
         ));
-        self.ingest_with(&mut app, &kept, cancel, note, on_progress)
+        self.ingest_with(&mut app, (&kept, None), cancel, note, on_progress)
     }
 
-    /// Index `path` with `app`'s plugins.
+    /// Index `path` (its shard's files) with `app`'s plugins.
     fn ingest_with(
         &self,
         app: &mut App,
-        path: &Path,
+        (path, shard): (&Path, Option<Shard>),
         cancel: &AtomicBool,
         note: &mut dyn FnMut(String),
         on_progress: &mut dyn FnMut(&Progress),
@@ -92,6 +90,7 @@ impl Session {
             &plugins,
             &mut indexes,
             path,
+            shard,
             cancel,
             on_progress,
         )?)

@@ -6,7 +6,7 @@ use kebab::sanitize::escape_control;
 pub(crate) fn ingest(
     session: &Session,
     path: &std::path::Path,
-    name: Option<&str>,
+    (name, shard): (Option<&str>, Option<kebab::shard::Shard>),
     strict: bool,
     json: bool,
 ) -> Result<u8> {
@@ -18,13 +18,20 @@ pub(crate) fn ingest(
         )
         .into());
     }
+    if shard.is_some() && stdin {
+        return Err(kebab::api::ApiError::invalid(
+            "shard",
+            "--shard splits a tree between runs; a document on stdin is one file",
+        )
+        .into());
+    }
     let report = with_progress(json, |on_progress| {
         let mut note = |w: String| errln!("note: {}", kebab::sanitize::escape_control(&w));
         let cancel = kebab::interrupt::flag();
         if stdin {
             session.ingest_stdin(&mut std::io::stdin(), name, cancel, &mut note, on_progress)
         } else {
-            session.ingest(path, cancel, &mut note, on_progress)
+            session.ingest(path, shard, cancel, &mut note, on_progress)
         }
     })?;
     Ok(exit_code(&report, strict))

@@ -17,6 +17,7 @@ use crate::walk::{self, SkipReason, WalkItem};
 use kebab_core::document::ChunkPolicy;
 use kebab_core::ids;
 use kebab_core::paths::{self, ReadRefusal};
+use kebab_core::shard::Shard;
 use kebab_plugin_host::registry::RegisteredPlugin;
 use kebab_plugin_host::runtime::CallOutput;
 use kebab_plugin_host::validate::{SourceShape, validate};
@@ -160,6 +161,7 @@ pub fn ingest(
     plugins: &Plugins,
     indexes: &mut Indexes,
     path: &Path,
+    shard: Option<Shard>,
     cancel: &AtomicBool,
     on_progress: &mut dyn FnMut(&Progress),
 ) -> Result<IngestReport, IngestError> {
@@ -168,6 +170,7 @@ pub fn ingest(
         what: "kebab ingest",
         paths: std::slice::from_ref(&start),
         explicit: true,
+        shard: shard.filter(|s| !s.is_whole()),
     };
     run.under_lock(
         app,
@@ -262,6 +265,7 @@ pub fn apply_changes(
         what: "kebab watch",
         paths,
         explicit: false,
+        shard: None,
     };
     run.under_lock(
         app,
@@ -281,6 +285,8 @@ struct Run<'a> {
     paths: &'a [PathBuf],
     /// The user named the paths (see [`sync_paths`]).
     explicit: bool,
+    /// Only the files of this shard (`--shard I/N`); `None`: every file.
+    shard: Option<Shard>,
 }
 
 impl Run<'_> {
@@ -306,8 +312,7 @@ impl Run<'_> {
             plugins,
             indexes,
             &root,
-            self.paths,
-            self.explicit,
+            self,
             &mut report,
             cancel,
             on_progress,
@@ -329,25 +334,28 @@ fn scope(root: &Root, paths: &[PathBuf], exclude: &[String]) -> Value {
     })
 }
 
-/// Walk each of `starts` that exists (inside `root`), index what the walks
-/// found, and remove the root's documents at or under a start that the
-/// walks did not see; a walk of the whole root records the root as synced.
-/// `explicit`: the starts were named by the user, so a file named is
-/// indexed even if an ignore rule matches it; otherwise (changes a watcher
-/// saw) the rules apply to files too. Returns whether the run was
-/// cancelled (nothing is removed then).
+/// Walk each of the run's paths that exists (inside `root`), index what
+/// the walks found, and remove the root's documents at or under a path
+/// that the walks did not see; a walk of the whole root records the root
+/// as synced. `run.explicit`: the paths were named by the user, so a file
+/// named is indexed even if an ignore rule matches it; otherwise (changes
+/// a watcher saw) the rules apply to files too. With `run.shard`, only
+/// that shard's files are indexed or removed, and the root is not marked
+/// synced (the other shards' files were not looked at). Returns whether
+/// the run was cancelled (nothing is removed then).
 #[allow(clippy::too_many_arguments)]
 fn sync_paths(
     app: &mut App,
     plugins: &Plugins,
     indexes: &Indexes,
     root: &Root,
-    starts: &[PathBuf],
-    explicit: bool,
+    run: &Run<'_>,
     report: &mut Report,
     cancel: &AtomicBool,
     on_progress: &mut dyn FnMut(&Progress),
 ) -> Result<bool, IngestError> {
+    let (starts, explicit) = (run.paths, run.explicit);
+    let in_shard = |rel: &str| run.shard.is_none_or(|s| s.owns(rel));
     if !walk::is_intact_root(&root.path) {
         // Replaced by a link, or gone between the check and the run: its
         // documents stay until it is a directory of its own again.
@@ -384,6 +392,8 @@ fn sync_paths(
         ignored.extend(walk::ignored(start, &root.path, &opts, &items));
         walked.extend(items);
     }
+    walked.retain(|item| in_shard(item.rel()));
+    ignored.retain(|(_, rel)| in_shard(rel));
     on_progress(&Progress::ScanCompleted {
         total: walked.len(),
     });
@@ -408,7 +418,9 @@ fn sync_paths(
         let vanished: Vec<String> = indexed
             .iter()
             .filter(|(rel, doc)| {
-                !seen.contains(*rel) && starts.iter().any(|s| within(&doc.source_uri, s))
+                !seen.contains(*rel)
+                    && in_shard(rel)
+                    && starts.iter().any(|s| within(&doc.source_uri, s))
             })
             .map(|(rel, _)| rel.clone())
             .collect();
@@ -417,7 +429,7 @@ fn sync_paths(
             report.counts.removed += 1;
             report.items.push(IngestItem::bare("removed", &rel));
         }
-        if starts.contains(&root.path) {
+        if starts.contains(&root.path) && run.shard.is_none() {
             app.store.mark_root_synced(root.root_id)?;
         }
     }

@@ -140,6 +140,17 @@ pub enum WalkItem {
     Error { rel: String, message: String },
 }
 
+impl WalkItem {
+    /// The item's path relative to its root.
+    pub fn rel(&self) -> &str {
+        match self {
+            WalkItem::File { rel, .. }
+            | WalkItem::Skipped { rel, .. }
+            | WalkItem::Error { rel, .. } => rel,
+        }
+    }
+}
+
 /// Walk options.
 #[derive(Debug, Clone)]
 pub struct WalkOptions {
