@@ -573,7 +573,7 @@ document.addEventListener("DOMContentLoaded", () => {
   };
   // A Korean, Japanese or Chinese word being composed is not a query yet.
   q.addEventListener("input", (e) => {
-    later();
+    if (!e.isComposing) later();
   });
   q.addEventListener("compositionend", later);
   document.getElementById("mode").addEventListener("change", search);
