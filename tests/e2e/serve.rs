@@ -1901,3 +1901,206 @@ fn the_web_page_sends_no_half_composed_korean_query_and_nothing_leaves_the_machi
     );
     assert_eq!(r["elsewhere"], json!([]), "{r:#}");
 }
+
+/// An index of two roots, `wiki` (the sample notes) and `hr` (one note
+/// only HR may read), served with `[[serve.users]]`: ana reads wiki, hana
+/// reads both, nobody reads nothing; the server's own token everything.
+fn team_server(llm: &LlmServer) -> (Server, Kb, tempfile::TempDir) {
+    let trees = tempfile::tempdir().unwrap();
+    let wiki = trees.path().join("wiki");
+    let hr = trees.path().join("hr");
+    crate::support::copy_tree(&sample_corpus(), &wiki);
+    std::fs::create_dir(&hr).unwrap();
+    std::fs::write(
+        hr.join("salaries.md"),
+        "# Salary bands\n\nThe salary bands for 2026: engineers earn between band four and band \
+         seven, reviewed each March by the compensation committee.\n",
+    )
+    .unwrap();
+    let users = format!(
+        "[[serve.users]]\nname = \"ana\"\ntoken_env = \"ANA_TOKEN\"\nroots = [\"wiki\"]\n\n\
+         [[serve.users]]\nname = \"hana\"\ntoken_blake3 = \"{}\"\nroots = [\"wiki\", \"hr\"]\n\n\
+         [[serve.users]]\nname = \"nobody\"\ntoken_env = \"NOBODY_TOKEN\"\n",
+        blake3::hash(b"hana-token").to_hex()
+    );
+    let kb = Kb::with_config(&format!("{NO_EMBEDDINGS}{}{users}", llm.config(60)));
+    kb.ingest(&wiki);
+    kb.ingest(&hr);
+    let server = Server::start(
+        &kb,
+        &[],
+        &[
+            ("KEBAB_SERVE_TOKEN", "admin-token"),
+            ("ANA_TOKEN", "ana-token"),
+            ("NOBODY_TOKEN", "nobody-token"),
+        ],
+    );
+    (server, kb, trees)
+}
+
+#[test]
+fn each_user_reads_only_their_roots_and_conversations_over_the_api_and_mcp() {
+    let llm = LlmServer::start(
+        Wire::Ollama,
+        Script::Answer(tokens("Raft replicates the log from the leader [#1].")),
+    );
+    let (server, _kb, _trees) = team_server(&llm);
+    let as_user = |token: &str, path: &str| {
+        server.get(path, &[("Authorization", &format!("Bearer {token}"))])
+    };
+    let paths = |a: &Answer| -> Vec<String> {
+        a.json()["hits"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|h| h["doc_path"].as_str().unwrap().to_string())
+            .collect()
+    };
+    // The server's token and hana find the HR note; ana does not.
+    let admin = as_user("admin-token", "/v1/search?q=salary+bands&mode=lexical");
+    assert_eq!(paths(&admin), ["salaries.md"], "{admin:?}");
+    let hana = as_user("hana-token", "/v1/search?q=salary+bands&mode=lexical");
+    assert_eq!(paths(&hana), ["salaries.md"], "{hana:?}");
+    let ana = as_user("ana-token", "/v1/search?q=salary+bands&mode=lexical");
+    assert_eq!(ana.status, 200, "{ana:?}");
+    assert!(paths(&ana).iter().all(|p| p != "salaries.md"), "{ana:?}");
+    let raft = as_user("ana-token", "/v1/search?q=raft+leader&mode=lexical");
+    assert!(!paths(&raft).is_empty(), "{raft:?}");
+    // Naming HR's root is naming a root the index does not have.
+    let named = as_user("ana-token", "/v1/search?q=salary&root=hr");
+    assert_eq!(named.status, 400, "{named:?}");
+    assert!(
+        named.json()["message"]
+            .as_str()
+            .unwrap()
+            .contains("no root `hr`")
+    );
+    // A guessed (here: known) id of an HR chunk or document is not found.
+    let hit = &admin.json()["hits"][0];
+    let chunk = hit["chunk_id"].as_str().unwrap();
+    let doc = hit["doc_id"].as_str().unwrap();
+    let fetched = as_user(
+        "ana-token",
+        &format!("/v1/fetch?kind=chunk&chunk_id={chunk}"),
+    );
+    assert_eq!(fetched.status, 404, "{fetched:?}");
+    assert_eq!(fetched.json()["code"], "chunk_not_found");
+    let fetched = as_user("ana-token", &format!("/v1/fetch?kind=doc&doc_id={doc}"));
+    assert_eq!(fetched.status, 404, "{fetched:?}");
+    assert_eq!(
+        as_user(
+            "hana-token",
+            &format!("/v1/fetch?kind=chunk&chunk_id={chunk}")
+        )
+        .status,
+        200
+    );
+    // Listing: ana's documents are the wiki's only.
+    let docs = as_user("ana-token", "/v1/list_docs").json();
+    let listed = docs["docs"].to_string();
+    assert!(
+        listed.contains("raft") && !listed.contains("salaries"),
+        "{docs}"
+    );
+    // The index at a glance names only the roots ana reads.
+    let roots = as_user("ana-token", "/v1/schema").json()["roots"].to_string();
+    assert!(roots.contains("wiki") && !roots.contains("hr"), "{roots}");
+    // A user with no root sees nothing; a wrong token nothing at all.
+    let nothing = as_user("nobody-token", "/v1/search?q=raft");
+    assert_eq!(nothing.status, 403, "{nothing:?}");
+    assert_eq!(nothing.json()["code"], "forbidden");
+    assert_eq!(as_user("ana-token-x", "/v1/search?q=raft").status, 401);
+
+    // Asking: ana's evidence comes from her roots, her conversation is hers.
+    let ask = |token: &str, question: &str, session: &str| {
+        post_json(
+            &server,
+            "/v1/ask",
+            &json!({ "question": question, "session": session, "mode": "lexical" }),
+            &[("Authorization", &format!("Bearer {token}"))],
+        )
+        .json()
+    };
+    let refused = ask(
+        "ana-token",
+        "What are the salary bands for engineers?",
+        "pay",
+    );
+    assert_eq!(refused["grounded"], false, "{refused:#}");
+    assert!(!refused.to_string().contains("salaries.md"), "{refused:#}");
+    assert_eq!(refused["conversation_id"], "pay", "{refused:#}");
+    let answered = ask(
+        "ana-token",
+        "How does the Raft leader replicate the log?",
+        "raft",
+    );
+    assert_eq!(answered["grounded"], true, "{answered:#}");
+    // The same id for hana is another conversation.
+    ask(
+        "hana-token",
+        "How does the Raft leader replicate the log?",
+        "raft",
+    );
+    let sessions = |token: &str| -> Vec<String> {
+        as_user(token, "/v1/list_sessions").json()["sessions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s["session_id"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let mut anas = sessions("ana-token");
+    anas.sort();
+    assert_eq!(anas, ["pay", "raft"]);
+    assert_eq!(sessions("hana-token"), ["raft"]);
+    let shown = as_user("ana-token", "/v1/show_session?session_id=raft").json();
+    assert_eq!(shown["turns"].as_array().unwrap().len(), 1, "{shown:#}");
+    let mut all = sessions("admin-token");
+    all.sort();
+    assert_eq!(all, ["@ana/pay", "@ana/raft", "@hana/raft"]);
+    // hana cannot delete ana's conversation (it is not there for her).
+    let gone = post_json(
+        &server,
+        "/v1/delete_session",
+        &json!({ "session_id": "pay" }),
+        &[("Authorization", "Bearer hana-token")],
+    );
+    assert_eq!(gone.status, 404, "{gone:?}");
+    assert_eq!(sessions("ana-token").len(), 2);
+
+    // Over MCP (the official SDK's client) the same rules hold.
+    let steps = json!([
+        call(
+            "search",
+            json!({ "query": "salary bands", "mode": "lexical" })
+        ),
+        call("fetch", json!({ "kind": "chunk", "chunk_id": chunk })),
+        call("list_sessions", json!({})),
+    ]);
+    let r = report(server.client(json!({ "Authorization": "Bearer ana-token" }), &steps));
+    let results = r["results"].as_array().unwrap();
+    let hits = ok(&results[0])["hits"].to_string();
+    assert!(!hits.contains("salaries.md"), "{hits}");
+    assert_eq!(
+        error_code(&results[1]),
+        "chunk_not_found",
+        "{:#}",
+        results[1]
+    );
+    assert_eq!(ok(&results[2])["sessions"].as_array().unwrap().len(), 2);
+}
+
+#[test]
+fn a_user_whose_token_variable_is_unset_stops_the_server_at_start() {
+    let kb = Kb::with_config(&format!(
+        "{NO_EMBEDDINGS}[[serve.users]]\nname = \"ana\"\ntoken_env = \"ANA_TOKEN_UNSET\"\nroots = [\"wiki\"]\n"
+    ));
+    let out = kb
+        .cmd(&["serve", "--listen", "127.0.0.1:0"])
+        .env_remove("ANA_TOKEN_UNSET")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("ANA_TOKEN_UNSET is unset"), "{stderr}");
+}

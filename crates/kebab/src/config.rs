@@ -102,6 +102,8 @@ pub struct Config {
     pub watch: WatchSettings,
     /// `[ocr]`: reading text in images for plugins (the plugin host's).
     pub ocr: kebab_plugin_host::ocr::tesseract::OcrConfig,
+    /// `[serve]`: who may call `kebab serve`, beyond its flags.
+    pub serve: ServeConfig,
     /// What loading the file noticed: keys kebab ignores.
     #[serde(skip)]
     pub warnings: Vec<String>,
@@ -165,6 +167,76 @@ pub struct RootConfig {
     pub name: Option<String>,
     /// Gitignore-style patterns left out of this root only.
     pub exclude: Vec<String>,
+}
+
+/// `[serve]`: the users of `kebab serve`.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+#[serde(default)]
+pub struct ServeConfig {
+    /// `[[serve.users]]`: people and agents with a token of their own,
+    /// each reading only the roots named (the server's own token, when
+    /// set, still reads everything).
+    pub users: Vec<ServeUser>,
+}
+
+/// One `[[serve.users]]` entry.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+#[serde(default, deny_unknown_fields)]
+pub struct ServeUser {
+    /// The user's name: letters, digits, `_`, `.` and `-`, at most 64.
+    pub name: String,
+    /// The environment variable holding the user's token.
+    pub token_env: Option<String>,
+    /// The blake3 hash of the user's token, 64 hex digits (`printf %s
+    /// "$TOKEN" | b3sum`): the config holds no secret.
+    pub token_blake3: Option<String>,
+    /// The roots (by name) the user may read; none: nothing.
+    pub roots: Vec<String>,
+}
+
+/// Longest `[[serve.users]]` name.
+const MAX_USER_NAME: usize = 64;
+
+impl ServeConfig {
+    /// Each user named once, validly, with exactly one way to its token.
+    fn check(&self) -> Result<(), String> {
+        let mut seen = std::collections::HashSet::new();
+        for u in &self.users {
+            let valid = !u.name.is_empty()
+                && u.name.len() <= MAX_USER_NAME
+                && u.name
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-'));
+            if !valid {
+                return Err(format!(
+                    "[[serve.users]] name `{}`: letters, digits, `_`, `.` and `-`, 1 to \
+                     {MAX_USER_NAME} of them",
+                    u.name
+                ));
+            }
+            if !seen.insert(u.name.as_str()) {
+                return Err(format!("[[serve.users]] name `{}` is given twice", u.name));
+            }
+            match (&u.token_env, &u.token_blake3) {
+                (Some(_), None) => {}
+                (None, Some(hash))
+                    if hash.len() == 64 && hash.chars().all(|c| c.is_ascii_hexdigit()) => {}
+                (None, Some(_)) => {
+                    return Err(format!(
+                        "[[serve.users]] `{}`: token_blake3 is 64 hex digits",
+                        u.name
+                    ));
+                }
+                _ => {
+                    return Err(format!(
+                        "[[serve.users]] `{}`: give exactly one of token_env and token_blake3",
+                        u.name
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
 }
 
 /// `[storage]`: where the index lives.
@@ -255,6 +327,7 @@ impl Default for Config {
             rag: RagConfig::default(),
             watch: WatchSettings::default(),
             ocr: Default::default(),
+            serve: ServeConfig::default(),
             warnings: Vec::new(),
         }
     }
@@ -299,6 +372,7 @@ impl Config {
             .map_err(|e| format!("[indexing] {e}"))?;
         self.plugins.check_bounds()?;
         self.ocr.check_bounds()?;
+        self.serve.check()?;
         self.watch.check()
     }
 
@@ -677,6 +751,37 @@ mod tests {
         assert_eq!(Config::load(&path).unwrap(), Config::default());
         Config::write_default(&path).unwrap();
         assert_eq!(Config::load(&path).unwrap(), Config::default());
+    }
+
+    #[test]
+    fn serve_users_are_named_once_validly_with_one_way_to_their_token() {
+        let check = |toml: &str| toml::from_str::<Config>(toml).unwrap().check();
+        let hash = "ab".repeat(32);
+        assert_eq!(
+            check(&format!(
+                "[[serve.users]]\nname = \"ana\"\ntoken_env = \"T\"\nroots = [\"wiki\"]\n\
+                 [[serve.users]]\nname = \"bo.b-2\"\ntoken_blake3 = \"{hash}\"\n"
+            )),
+            Ok(())
+        );
+        for (bad, says) in [
+            ("name = \"a b\"\ntoken_env = \"T\"", "letters"),
+            ("name = \"\"\ntoken_env = \"T\"", "letters"),
+            ("name = \"ana\"", "exactly one"),
+            (
+                &format!("name = \"ana\"\ntoken_env = \"T\"\ntoken_blake3 = \"{hash}\""),
+                "exactly one",
+            ),
+            ("name = \"ana\"\ntoken_blake3 = \"xyz\"", "64 hex"),
+        ] {
+            let e = check(&format!("[[serve.users]]\n{bad}\n")).unwrap_err();
+            assert!(e.contains(says), "{bad}: {e}");
+        }
+        let twice = "[[serve.users]]\nname = \"a\"\ntoken_env = \"T\"\n".repeat(2);
+        assert!(check(&twice).unwrap_err().contains("twice"));
+        assert!(
+            toml::from_str::<Config>("[[serve.users]]\nname = \"a\"\ntoken = \"x\"\n").is_err()
+        );
     }
 
     #[test]

@@ -29,13 +29,14 @@ use anyhow::{Context, Result};
 use serde_json::Value;
 use tokio::sync::oneshot;
 
-use kebab::api::{ApiError, Session};
+use kebab::api::{ApiError, Scope, Session};
 
 /// How a thread runs one call on its session: the call's `*.v1` value, or
-/// an `error.v1` body. `cancel` is raised when the caller stops waiting;
-/// `on_token` gets each piece of an answer as the model writes it.
+/// an `error.v1` body. `scope` is whose call it is; `cancel` is raised when
+/// the caller stops waiting; `on_token` gets each piece of an answer as the
+/// model writes it.
 pub(crate) type Handler =
-    fn(&Session, &str, Value, &AtomicBool, &mut dyn FnMut(&str)) -> Result<Value, Value>;
+    fn(&Session, &Scope, &str, Value, &AtomicBool, &mut dyn FnMut(&str)) -> Result<Value, Value>;
 
 /// Where a streaming call's pieces go as they are written.
 pub(crate) type Tokens = tokio::sync::mpsc::UnboundedSender<String>;
@@ -66,6 +67,8 @@ pub(crate) struct Limits {
 struct Job {
     tool: String,
     arguments: Value,
+    /// Whose call it is.
+    scope: Scope,
     /// Raised when the caller stops waiting (see [`CancelOnDrop`]).
     cancel: Arc<AtomicBool>,
     /// Where the pieces of a streamed answer go (`None`: nobody reads them).
@@ -162,8 +165,10 @@ impl Engine {
         lane: Lane,
         tool: &str,
         arguments: Value,
+        scope: Scope,
     ) -> Result<Value, Value> {
-        self.call_streaming(lane, tool, arguments, None).await
+        self.call_streaming(lane, (tool, arguments), scope, None)
+            .await
     }
 
     /// [`Engine::call`], with each piece of a streamed answer sent to
@@ -171,8 +176,8 @@ impl Engine {
     pub(crate) async fn call_streaming(
         &self,
         lane: Lane,
-        tool: &str,
-        arguments: Value,
+        (tool, arguments): (&str, Value),
+        scope: Scope,
         tokens: Option<Tokens>,
     ) -> Result<Value, Value> {
         let queue = match lane {
@@ -185,6 +190,7 @@ impl Engine {
         let job = Job {
             tool: tool.to_string(),
             arguments,
+            scope,
             cancel,
             tokens,
             reply,
@@ -283,7 +289,7 @@ fn spawn(
                 let result = run(
                     &mut session,
                     handler,
-                    (job.tool, job.arguments),
+                    (&job.scope, job.tool, job.arguments),
                     &job.cancel,
                     &mut on_token,
                 );
@@ -299,12 +305,12 @@ fn spawn(
 fn run(
     session: &mut Session,
     handler: Handler,
-    (tool, arguments): (String, Value),
+    (scope, tool, arguments): (&Scope, String, Value),
     cancel: &AtomicBool,
     on_token: &mut dyn FnMut(&str),
 ) -> Result<Value, Value> {
     let started = Instant::now();
-    let call = || handler(session, &tool, arguments, cancel, on_token);
+    let call = || handler(session, scope, &tool, arguments, cancel, on_token);
     let result = catch_unwind(AssertUnwindSafe(call)).unwrap_or_else(|panic| {
         let old = std::mem::replace(session, session.sibling());
         // Dropping what the panic left behind may panic too.
@@ -347,6 +353,7 @@ mod tests {
     /// echoes any other tool.
     fn handler(
         _: &Session,
+        _: &Scope,
         tool: &str,
         _: Value,
         cancel: &AtomicBool,
@@ -394,11 +401,13 @@ mod tests {
         let (engine, workers, _dir) = engine(SMALL);
         runtime().block_on(async {
             assert_eq!(
-                engine.call(Lane::Read, "search", json!({})).await,
+                engine
+                    .call(Lane::Read, "search", json!({}), Scope::Everything)
+                    .await,
                 Ok(json!("search"))
             );
             let error = engine
-                .call(Lane::Read, "boom", json!({}))
+                .call(Lane::Read, "boom", json!({}), Scope::Everything)
                 .await
                 .unwrap_err();
             assert_eq!(error["code"], "internal_error");
@@ -409,18 +418,22 @@ mod tests {
                     .contains("the tool exploded")
             );
             assert_eq!(
-                engine.call(Lane::Read, "fetch", json!({})).await,
+                engine
+                    .call(Lane::Read, "fetch", json!({}), Scope::Everything)
+                    .await,
                 Ok(json!("fetch"))
             );
             assert_eq!(
                 engine
-                    .call(Lane::Model, "boom", json!({}))
+                    .call(Lane::Model, "boom", json!({}), Scope::Everything)
                     .await
                     .unwrap_err()["code"],
                 "internal_error"
             );
             assert_eq!(
-                engine.call(Lane::Model, "ask", json!({})).await,
+                engine
+                    .call(Lane::Model, "ask", json!({}), Scope::Everything)
+                    .await,
                 Ok(json!("ask"))
             );
         });
@@ -434,7 +447,12 @@ mod tests {
         runtime().block_on(async {
             let (tokens, mut pieces) = tokio::sync::mpsc::unbounded_channel();
             let answer = engine
-                .call_streaming(Lane::Model, "ask", json!({}), Some(tokens))
+                .call_streaming(
+                    Lane::Model,
+                    ("ask", json!({})),
+                    Scope::Everything,
+                    Some(tokens),
+                )
                 .await;
             assert_eq!(answer, Ok(json!("ask")));
             assert_eq!(pieces.recv().await.as_deref(), Some("ask"));
@@ -454,14 +472,16 @@ mod tests {
             for _ in 0..3 {
                 let engine = engine.clone();
                 busy.push(tokio::spawn(async move {
-                    engine.call(Lane::Read, "sleep", json!({})).await
+                    engine
+                        .call(Lane::Read, "sleep", json!({}), Scope::Everything)
+                        .await
                 }));
                 tokio::time::sleep(Duration::from_millis(50)).await;
             }
             assert_eq!(engine.load(), (2, 1));
             let started = Instant::now();
             let refused = engine
-                .call(Lane::Read, "search", json!({}))
+                .call(Lane::Read, "search", json!({}), Scope::Everything)
                 .await
                 .unwrap_err();
             assert_eq!(refused["code"], "overloaded", "{refused:#}");
@@ -469,7 +489,9 @@ mod tests {
             assert!(started.elapsed() < Duration::from_secs(1));
             // The model lane is not held up by the readers.
             assert_eq!(
-                engine.call(Lane::Model, "doctor", json!({})).await,
+                engine
+                    .call(Lane::Model, "doctor", json!({}), Scope::Everything)
+                    .await,
                 Ok(json!("doctor"))
             );
             for b in busy {
@@ -490,14 +512,16 @@ mod tests {
         runtime().block_on(async {
             let started = Instant::now();
             let error = engine
-                .call(Lane::Model, "sleep", json!({}))
+                .call(Lane::Model, "sleep", json!({}), Scope::Everything)
                 .await
                 .unwrap_err();
             assert_eq!(error["code"], "timeout", "{error:#}");
             assert_eq!(error["details"]["call"], "sleep");
             // The abandoned call saw its cancel flag, so the thread is free.
             assert_eq!(
-                engine.call(Lane::Model, "ask", json!({})).await,
+                engine
+                    .call(Lane::Model, "ask", json!({}), Scope::Everything)
+                    .await,
                 Ok(json!("ask"))
             );
             assert!(started.elapsed() < Duration::from_secs(2));

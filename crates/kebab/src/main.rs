@@ -583,6 +583,7 @@ fn dispatch(
                 roots,
                 lang,
                 trust_min,
+                scope: Default::default(),
             };
             search(&session, &input, explain, json)
         }
@@ -641,6 +642,7 @@ fn dispatch(
                 trust_min,
                 multi_hop,
                 explain,
+                scope: Default::default(),
             };
             ask(&Session::new(config, paths).for_one_query(), &input, json)
         }
@@ -653,7 +655,11 @@ fn dispatch(
             let target = FetchTarget::from(what);
             render(
                 json,
-                &Session::new(config, paths).fetch(&target, &roots)?,
+                &Session::new(config, paths).fetch(
+                    &target,
+                    &roots,
+                    &kebab::api::Scope::Everything,
+                )?,
                 print_fetch,
             )
         }

@@ -41,7 +41,7 @@ use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use serde_json::Value;
 
 use crate::engine::{Engine, Limits};
-use kebab::api::Session;
+use kebab::api::{Scope, Session};
 use kebab::app::Paths;
 use kebab::config::Config;
 
@@ -72,6 +72,20 @@ impl KebabServer {
             engine,
             upstream: None,
         }
+    }
+}
+
+/// Whose call it is: over HTTP, the scope `kebab serve`'s guard found for
+/// the request's token (a request without one was refused before it got
+/// here); over stdio, the local user's, who may read everything.
+fn caller(context: &RequestContext<RoleServer>) -> Result<Scope, ErrorData> {
+    match context.extensions.get::<axum::http::request::Parts>() {
+        None => Ok(Scope::Everything),
+        Some(parts) => parts
+            .extensions
+            .get::<Scope>()
+            .cloned()
+            .ok_or_else(|| ErrorData::internal_error("the request has no caller", None)),
     }
 }
 
@@ -124,8 +138,9 @@ impl ServerHandler for KebabServer {
         }
         let tool = request.name.to_string();
         let arguments = Value::Object(request.arguments.unwrap_or_default());
+        let scope = caller(&context)?;
         let outcome = tokio::select! {
-            outcome = self.engine.call(tools::lane(&tool), &tool, arguments) => outcome,
+            outcome = self.engine.call(tools::lane(&tool), &tool, arguments, scope) => outcome,
             // rmcp sends nothing for a cancelled call; dropping the call
             // stops it.
             () = context.ct.cancelled() => {

@@ -84,7 +84,10 @@ pub(crate) struct Options {
 pub(crate) fn serve(config: Config, paths: Paths, options: Options) -> Result<u8> {
     let token =
         kebab::service::load_token(options.token_file.as_deref()).map_err(ApiError::from)?;
-    kebab::service::check_listen(options.listen, token.is_some()).map_err(ApiError::from)?;
+    let users = kebab::service::users(&config.serve, |var| std::env::var(var).ok())
+        .map_err(ApiError::from)?;
+    kebab::service::check_listen(options.listen, token.is_some() || !users.is_empty())
+        .map_err(ApiError::from)?;
     let bounds = Bounds::resolve(
         options.readers,
         options.queue,
@@ -138,10 +141,10 @@ pub(crate) fn serve(config: Config, paths: Paths, options: Options) -> Result<u8
         std::process::id(),
         bounds.readers,
         bounds.timeout.as_secs(),
-        if token.is_some() {
-            ", bearer token required"
-        } else {
-            ""
+        match (token.is_some(), users.len()) {
+            (_, 0) if token.is_none() => String::new(),
+            (_, 0) => ", bearer token required".into(),
+            (_, n) => format!(", bearer token required; {n} users, each reading their roots"),
         },
         if watcher.is_some() {
             ", watching roots"
@@ -151,7 +154,11 @@ pub(crate) fn serve(config: Config, paths: Paths, options: Options) -> Result<u8
     );
     tracing::info!(%url, data_dir = %paths.data_dir.display(), "kebab serve listening");
 
-    let access = Access::new(bound, token);
+    let access = users
+        .into_iter()
+        .fold(Access::new(bound, token), |access, (digest, scope)| {
+            access.with(digest, scope)
+        });
     let state = http_api::State {
         engine: engine.clone(),
         started: Instant::now(),

@@ -30,6 +30,8 @@ use serde::Serialize;
 use kebab_core::bounds::{MAX_TIMEOUT_SECS, OutOfBounds, at_most};
 use kebab_core::wire::ErrorReport;
 
+use crate::api::Scope;
+
 /// Where `kebab serve` listens unless told otherwise.
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:7474";
 /// The environment variable holding the bearer token.
@@ -118,6 +120,9 @@ pub enum ServeError {
     /// The token is not something an `Authorization` header can carry.
     #[error("the bearer token must be visible ASCII without spaces (1 to 1024 characters)")]
     BadToken,
+    /// A `[[serve.users]]` user whose token cannot be had.
+    #[error("the token of [[serve.users]] `{user}`: {reason}")]
+    UserToken { user: String, reason: String },
     /// The token variable is set but blank: a server meant to be closed
     /// would be open.
     #[error(
@@ -145,9 +150,10 @@ impl ServeError {
     /// The `error.v1` code.
     pub fn code(&self) -> &'static str {
         match self {
-            ServeError::OpenNetwork { .. } | ServeError::BadToken | ServeError::BlankToken => {
-                "invalid_input"
-            }
+            ServeError::OpenNetwork { .. }
+            | ServeError::BadToken
+            | ServeError::BlankToken
+            | ServeError::UserToken { .. } => "invalid_input",
             ServeError::AlreadyServing { .. } => "already_serving",
             ServeError::LockedByOtherUser { .. } => "locked_by_other_user",
             ServeError::TokenFile { .. } | ServeError::Bind { .. } | ServeError::Lock { .. } => {
@@ -171,6 +177,9 @@ impl ServeError {
                  32 > ~/.config/kebab/serve.token; chmod 600 …`)"
                     .into()
             }
+            ServeError::UserToken { .. } => "set the variable its `token_env` names before \
+                 starting the server, or give `token_blake3` (`printf %s \"$TOKEN\" | b3sum`)"
+                .into(),
             ServeError::BlankToken => format!(
                 "put the token in {TOKEN_ENV} (e.g. `export {TOKEN_ENV}=$(openssl rand -hex 32)`) \
                  or unset it to serve on loopback without one"
@@ -335,60 +344,103 @@ impl Refusal {
 #[derive(Debug, Clone)]
 pub struct Access {
     listen: SocketAddr,
-    token: Option<String>,
+    /// The tokens accepted and whose they are; none: no token is needed.
+    principals: Vec<Principal>,
+}
+
+/// One accepted token: its blake3 (the token itself is not kept), the
+/// value of the page's cookie that stands for it, and what its bearer may
+/// read.
+#[derive(Debug, Clone)]
+struct Principal {
+    digest: [u8; 32],
+    cookie: String,
+    scope: Scope,
 }
 
 impl Access {
     /// The rules for a server bound to `listen` (the port it really got),
-    /// with `token` required when set.
+    /// with `token` (which reads everything) required when set.
     pub fn new(listen: SocketAddr, token: Option<String>) -> Access {
-        Access { listen, token }
+        let access = Access {
+            listen,
+            principals: Vec::new(),
+        };
+        match token {
+            Some(token) => access.with(token_digest(&token), Scope::Everything),
+            None => access,
+        }
+    }
+
+    /// Accept also the token whose blake3 is `digest`, for `scope`.
+    pub fn with(mut self, digest: [u8; 32], scope: Scope) -> Access {
+        let cookie = blake3::derive_key("kebab serve page cookie v1", &digest)
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        self.principals.push(Principal {
+            digest,
+            cookie,
+            scope,
+        });
+        self
+    }
+
+    /// Whether a token is needed at all.
+    pub fn needs_token(&self) -> bool {
+        !self.principals.is_empty()
     }
 
     /// Check one request's `Host`, `Origin`, `Authorization` and `Cookie`
-    /// headers (`None`: the header is absent or not text).
+    /// headers (`None`: the header is absent or not text): whose call it
+    /// is, or why it is refused.
     pub fn check(
         &self,
         host: Option<&str>,
         origin: Option<&str>,
         authorization: Option<&str>,
         cookie: Option<&str>,
-    ) -> Result<(), Refusal> {
+    ) -> Result<Scope, Refusal> {
         self.check_public(host, origin)?;
-        if self.token.is_some() {
-            let bearer = authorization.and_then(|a| a.strip_prefix("Bearer "));
-            let by_bearer = bearer.is_some_and(|g| self.accepts_token(g));
-            let by_cookie = || {
-                let value = cookie.and_then(|c| cookie_value(c, PAGE_COOKIE));
-                let expected = self.page_cookie();
-                value.is_some_and(|v| {
-                    expected.is_some_and(|e| same_secret(v.as_bytes(), e.as_bytes()))
-                })
-            };
-            if !by_bearer && !by_cookie() {
-                return Err(Refusal::Token);
-            }
+        if !self.needs_token() {
+            return Ok(Scope::Everything);
         }
-        Ok(())
+        let bearer = authorization.and_then(|a| a.strip_prefix("Bearer "));
+        if let Some(p) = bearer.and_then(|b| self.principal_of_token(b)) {
+            return Ok(p.scope.clone());
+        }
+        let cookie = cookie.and_then(|c| cookie_value(c, PAGE_COOKIE));
+        // Every entry compared, each in constant time.
+        let by_cookie =
+            cookie.and_then(|c| self.matching(|p| same_secret(c.as_bytes(), p.cookie.as_bytes())));
+        by_cookie.map(|p| p.scope.clone()).ok_or(Refusal::Token)
     }
 
-    /// Whether `given` is the server's token (true when it has none).
-    pub fn accepts_token(&self, given: &str) -> bool {
-        self.token
-            .as_ref()
-            .is_none_or(|token| same_secret(given.as_bytes(), token.as_bytes()))
+    /// The value of [`PAGE_COOKIE`] that stands for `given`: `Ok(None)`
+    /// when the server needs no token, [`Refusal::Token`] for a token it
+    /// does not accept.
+    pub fn page_cookie_for(&self, given: &str) -> Result<Option<String>, Refusal> {
+        if !self.needs_token() {
+            return Ok(None);
+        }
+        self.principal_of_token(given)
+            .map(|p| Some(p.cookie.clone()))
+            .ok_or(Refusal::Token)
     }
 
-    /// The value of [`PAGE_COOKIE`] that stands for the token: derived from
-    /// it (the token itself is never stored in the browser); `None` when
-    /// the server has no token.
-    pub fn page_cookie(&self) -> Option<String> {
-        self.token.as_ref().map(|token| {
-            blake3::derive_key("kebab serve page cookie v1", token.as_bytes())
-                .iter()
-                .map(|b| format!("{b:02x}"))
-                .collect()
-        })
+    /// The principal whose token `given` is (every entry compared, each
+    /// in constant time).
+    fn principal_of_token(&self, given: &str) -> Option<&Principal> {
+        let digest = token_digest(given);
+        self.matching(|p| same_secret(&digest, &p.digest))
+    }
+
+    /// The principal `is` picks, every one asked (no early return: how
+    /// long a check takes says nothing about which entry matched).
+    fn matching(&self, is: impl Fn(&Principal) -> bool) -> Option<&Principal> {
+        self.principals
+            .iter()
+            .fold(None, |found, p| if is(p) { Some(p) } else { found })
     }
 
     /// `Host` and `Origin` only: what [`PROVE_PATH`] asks (a client checks
@@ -455,6 +507,57 @@ fn cookie_value<'h>(header: &'h str, name: &str) -> Option<&'h str> {
     })
 }
 
+/// What a token is known by: its blake3.
+pub fn token_digest(token: &str) -> [u8; 32] {
+    *blake3::hash(token.as_bytes()).as_bytes()
+}
+
+/// The scopes of `[[serve.users]]`: each user's token digest (from the
+/// environment variable it names, or the hash it gives) and roots. A
+/// variable that is unset or blank is an error naming it.
+pub fn users(
+    config: &crate::config::ServeConfig,
+    env: impl Fn(&str) -> Option<String>,
+) -> Result<Vec<([u8; 32], Scope)>, ServeError> {
+    config
+        .users
+        .iter()
+        .map(|u| {
+            let refuse = |reason: String| ServeError::UserToken {
+                user: u.name.clone(),
+                reason,
+            };
+            let digest = match (&u.token_env, &u.token_blake3) {
+                (Some(var), _) => {
+                    let token = env(var).unwrap_or_default();
+                    let token = token.trim();
+                    if token.is_empty() {
+                        return Err(refuse(format!("{var} is unset or blank")));
+                    }
+                    token_digest(token)
+                }
+                (None, Some(hex)) => parse_digest(hex)
+                    .ok_or_else(|| refuse("token_blake3 is not 64 hex digits".into()))?,
+                (None, None) => return Err(refuse("no token_env or token_blake3".into())),
+            };
+            Ok((digest, Scope::user(&u.name, &u.roots)))
+        })
+        .collect()
+}
+
+/// 64 hex digits as 32 bytes.
+fn parse_digest(hex: &str) -> Option<[u8; 32]> {
+    let hex = hex.trim();
+    if hex.len() != 64 || !hex.is_ascii() {
+        return None;
+    }
+    let mut out = [0u8; 32];
+    for (i, byte) in out.iter_mut().enumerate() {
+        *byte = u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).ok()?;
+    }
+    Some(out)
+}
+
 /// `a == b`, in a time that depends on their lengths only.
 fn same_secret(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
@@ -492,7 +595,11 @@ mod tests {
     fn host_must_name_the_listening_address() {
         let a = loopback(None);
         for ok in ["127.0.0.1:7000", "localhost:7000", "LOCALHOST:7000"] {
-            assert_eq!(a.check(Some(ok), None, None, None), Ok(()), "{ok}");
+            assert_eq!(
+                a.check(Some(ok), None, None, None),
+                Ok(Scope::Everything),
+                "{ok}"
+            );
         }
         for bad in [
             None,
@@ -513,15 +620,21 @@ mod tests {
         let auth = Some("Bearer t");
         assert_eq!(
             any.check(Some("192.168.1.5:7000"), None, auth, None),
-            Ok(())
+            Ok(Scope::Everything)
         );
-        assert_eq!(any.check(Some("localhost:7000"), None, auth, None), Ok(()));
+        assert_eq!(
+            any.check(Some("localhost:7000"), None, auth, None),
+            Ok(Scope::Everything)
+        );
         assert_eq!(
             any.check(Some("kebab.example:7000"), None, auth, None),
             Err(Refusal::Host)
         );
         let v6 = Access::new("[::1]:7000".parse().unwrap(), None);
-        assert_eq!(v6.check(Some("[::1]:7000"), None, None, None), Ok(()));
+        assert_eq!(
+            v6.check(Some("[::1]:7000"), None, None, None),
+            Ok(Scope::Everything)
+        );
     }
 
     #[test]
@@ -533,7 +646,11 @@ mod tests {
             "http://localhost:7000",
             "http://[::1]:7000",
         ] {
-            assert_eq!(a.check(host, Some(ok), None, None), Ok(()), "{ok}");
+            assert_eq!(
+                a.check(host, Some(ok), None, None),
+                Ok(Scope::Everything),
+                "{ok}"
+            );
         }
         for bad in [
             "http://evil.example",
@@ -554,7 +671,10 @@ mod tests {
     fn a_token_once_set_is_required() {
         let a = loopback(Some("s3cret"));
         let host = Some("127.0.0.1:7000");
-        assert_eq!(a.check(host, None, Some("Bearer s3cret"), None), Ok(()));
+        assert_eq!(
+            a.check(host, None, Some("Bearer s3cret"), None),
+            Ok(Scope::Everything)
+        );
         for bad in [
             None,
             Some("Bearer s3cre"),
@@ -580,11 +700,18 @@ mod tests {
     fn the_page_cookie_stands_for_the_token() {
         let a = loopback(Some("s3cret"));
         let host = Some("127.0.0.1:7000");
-        let cookie = a.page_cookie().unwrap();
+        let cookie = a.page_cookie_for("s3cret").unwrap().unwrap();
         assert!(!cookie.contains("s3cret") && cookie.len() == 64, "{cookie}");
-        assert_ne!(Some(cookie.clone()), loopback(Some("other")).page_cookie());
+        assert_eq!(a.page_cookie_for("s3cre"), Err(Refusal::Token));
+        assert_ne!(
+            Some(cookie.clone()),
+            loopback(Some("other")).page_cookie_for("other").unwrap()
+        );
         let header = format!("theme=dark; {PAGE_COOKIE}={cookie}");
-        assert_eq!(a.check(host, None, None, Some(&header)), Ok(()));
+        assert_eq!(
+            a.check(host, None, None, Some(&header)),
+            Ok(Scope::Everything)
+        );
         for bad in [
             format!("{PAGE_COOKIE}=s3cret"),
             format!("{PAGE_COOKIE}={}", &cookie[1..]),
@@ -597,9 +724,57 @@ mod tests {
                 "{bad}"
             );
         }
-        assert!(a.accepts_token("s3cret") && !a.accepts_token("s3cre"));
-        assert!(loopback(None).accepts_token("anything"));
-        assert_eq!(loopback(None).page_cookie(), None);
+        assert_eq!(loopback(None).page_cookie_for("anything"), Ok(None));
+    }
+
+    #[test]
+    fn each_user_token_gets_its_users_scope_and_the_servers_token_everything() {
+        let ana = Scope::user("ana", &["wiki".to_string()]);
+        let a = loopback(Some("admin"))
+            .with(token_digest("ana-token"), ana.clone())
+            .with(token_digest("bo-token"), Scope::user("bo", &[]));
+        let host = Some("127.0.0.1:7000");
+        let bearer = |t: &str| a.check(host, None, Some(&format!("Bearer {t}")), None);
+        assert_eq!(bearer("admin"), Ok(Scope::Everything));
+        assert_eq!(bearer("ana-token"), Ok(ana.clone()));
+        assert_eq!(bearer("bo-token").unwrap().user_name(), Some("bo"));
+        assert_eq!(bearer("ana-token2"), Err(Refusal::Token));
+        let cookie = a.page_cookie_for("ana-token").unwrap().unwrap();
+        let header = format!("{PAGE_COOKIE}={cookie}");
+        assert_eq!(a.check(host, None, None, Some(&header)), Ok(ana));
+        // Users alone (no server token) still need a token.
+        let users_only = loopback(None).with(token_digest("t"), Scope::user("u", &[]));
+        assert!(users_only.needs_token());
+        assert_eq!(
+            users_only.check(host, None, None, None),
+            Err(Refusal::Token)
+        );
+    }
+
+    #[test]
+    fn users_take_their_token_from_the_environment_or_a_hash() {
+        let config = crate::config::ServeConfig {
+            users: vec![
+                crate::config::ServeUser {
+                    name: "ana".into(),
+                    token_env: Some("ANA_TOKEN".into()),
+                    roots: vec!["wiki".into()],
+                    ..Default::default()
+                },
+                crate::config::ServeUser {
+                    name: "bo".into(),
+                    token_blake3: Some(blake3::hash(b"bo-token").to_hex().to_string()),
+                    ..Default::default()
+                },
+            ],
+        };
+        let env = |var: &str| (var == "ANA_TOKEN").then(|| " ana-token\n".to_string());
+        let users = users(&config, env).unwrap();
+        assert_eq!(users[0].0, token_digest("ana-token"));
+        assert_eq!(users[0].1, Scope::user("ana", &["wiki".to_string()]));
+        assert_eq!(users[1].0, token_digest("bo-token"));
+        let e = super::users(&config, |_| None).unwrap_err();
+        assert!(e.to_string().contains("ANA_TOKEN is unset"), "{e}");
     }
 
     #[test]

@@ -47,6 +47,10 @@ pub struct AskInput {
     /// Keep the packed evidence with the stored answer (`--explain`).
     #[serde(skip)]
     pub explain: bool,
+    /// Whose question it is (set by the server; never from the wire).
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub scope: super::Scope,
 }
 
 impl Session {
@@ -80,7 +84,10 @@ impl Session {
             search: &self.config.search,
             k: input.k,
             explain: input.explain,
-            session: input.session.clone(),
+            session: input
+                .session
+                .as_deref()
+                .map(|id| input.scope.session_key(id)),
             vectors: None,
             mode,
             cjk: None,
@@ -105,7 +112,9 @@ impl Session {
                 other => other,
             });
         }
-        let roots = self.freshness_of(self.app()?, &input.roots)?;
+        let readable = self.readable_roots(self.app()?, &input.scope, &input.roots)?;
+        opts.roots = readable.clone();
+        let roots = self.freshness_of(self.app()?, &readable)?;
         let mut notes = Vec::new();
         opts.vectors = self.channel_for(&mut mode, &mut notes)?;
         self.full_text_for(&mut mode, opts.vectors.is_some(), &mut notes)?;
@@ -127,6 +136,11 @@ impl Session {
         )?;
         outcome.answer.notes.splice(0..0, notes);
         outcome.answer.roots = roots;
+        outcome.answer.conversation_id = outcome
+            .answer
+            .conversation_id
+            .as_deref()
+            .and_then(|id| input.scope.shown_session(id));
         Ok(outcome)
     }
 }

@@ -71,6 +71,9 @@ pub enum ApiError {
     /// A conversation id no session has.
     #[error("no session with id {0}")]
     SessionNotFound(String),
+    /// A `kebab serve` user none of whose roots is in the index.
+    #[error("user `{user}` may read no root of this index")]
+    NothingReadable { user: String },
     #[error(transparent)]
     Install(#[from] InstallError),
     #[error(transparent)]
@@ -236,6 +239,12 @@ fn classify_api(e: &ApiError) -> Option<Classified> {
             "`kebab sessions list` shows the sessions; `kebab ask --session ID` starts one",
         )
         .with_details(json!({ "session_id": id })),
+        ApiError::NothingReadable { user } => Classified::new(
+            "forbidden",
+            "the server's `[[serve.users]]` entry for this user names the roots it may read; none \
+             of them is indexed",
+        )
+        .with_details(json!({ "user": user })),
         ApiError::Install(e) => classify_one(e)?,
         ApiError::Scaffold(_) => Classified::new(
             "invalid_input",

@@ -28,6 +28,7 @@ pub mod models;
 pub mod plugins;
 pub mod roots;
 pub mod schema;
+pub mod scope;
 pub mod search;
 pub mod sessions;
 
@@ -35,11 +36,12 @@ use std::cell::{Cell, OnceCell, RefCell};
 use std::sync::{Arc, OnceLock};
 
 pub use error::ApiError;
+pub use scope::Scope;
 
 use crate::app::VectorsOff;
 use crate::app::{App, Paths};
 use crate::config::Config;
-use crate::fetch::FetchResult;
+use crate::fetch::{FetchError, FetchResult};
 use kebab_core::wire::DocSummary;
 use kebab_search::cjk::CjkAnalyzer;
 use kebab_search::embed::{Embedder, Workload};
@@ -523,9 +525,17 @@ impl Session {
     }
 
     /// `kebab fetch`: verbatim indexed text (`fetch_result.v1`), from a
-    /// document of one of the roots `roots` names (any root when empty).
-    pub fn fetch(&self, target: &FetchTarget, roots: &[String]) -> Result<FetchResult, ApiError> {
+    /// document of one of the roots `roots` names (any root when empty)
+    /// that `scope` may read: a chunk or document of another root is not
+    /// found.
+    pub fn fetch(
+        &self,
+        target: &FetchTarget,
+        roots: &[String],
+        scope: &Scope,
+    ) -> Result<FetchResult, ApiError> {
         let app = self.app()?;
+        let roots = &self.readable_roots(app, scope, roots)?;
         self.freshness_of(app, roots)?;
         let store = &app.store;
         let result = match target {
@@ -542,6 +552,14 @@ impl Session {
                 max_tokens,
             } => crate::fetch::span(store, doc_id, *line_start, *line_end, *max_tokens)?,
         };
+        if !scope.may_read(&result.root) {
+            return Err(ApiError::Fetch(match target {
+                FetchTarget::Chunk { chunk_id, .. } => FetchError::ChunkNotFound(chunk_id.clone()),
+                FetchTarget::Doc { doc_id, .. } | FetchTarget::Span { doc_id, .. } => {
+                    FetchError::DocNotFound(doc_id.clone())
+                }
+            }));
+        }
         if !roots.is_empty() && !roots.contains(&result.root) {
             return Err(ApiError::invalid(
                 "roots",
@@ -557,9 +575,11 @@ impl Session {
     }
 
     /// `kebab list docs`: every indexed document of the roots `roots`
-    /// names, every root's when empty (`doc_summary.v1`).
-    pub fn list_docs(&self, roots: &[String]) -> Result<Vec<DocSummary>, ApiError> {
+    /// names, every root's when empty, of those `scope` may read
+    /// (`doc_summary.v1`).
+    pub fn list_docs(&self, roots: &[String], scope: &Scope) -> Result<Vec<DocSummary>, ApiError> {
         let app = self.app()?;
+        let roots = &self.readable_roots(app, scope, roots)?;
         self.freshness_of(app, roots)?;
         Ok(app
             .store

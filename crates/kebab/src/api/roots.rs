@@ -155,6 +155,21 @@ impl Session {
 
     /// How fresh each root `names` names is (every root when empty); a
     /// name the index has no root for is `invalid_input`.
+    /// The roots a call of `scope` reads, asked for `requested`
+    /// ([`super::Scope::roots`] over the index's roots).
+    pub(crate) fn readable_roots(
+        &self,
+        app: &App,
+        scope: &super::Scope,
+        requested: &[String],
+    ) -> Result<Vec<String>, ApiError> {
+        if *scope == super::Scope::Everything {
+            return Ok(requested.to_vec());
+        }
+        let indexed: Vec<String> = app.store.roots()?.into_iter().map(|r| r.name).collect();
+        scope.roots(requested, &indexed)
+    }
+
     pub(crate) fn freshness_of(
         &self,
         app: &App,

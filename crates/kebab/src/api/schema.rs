@@ -161,8 +161,8 @@ pub struct LlmRef {
 }
 
 impl Session {
-    /// `kebab schema`.
-    pub fn schema(&self) -> Result<SchemaReport, ApiError> {
+    /// `kebab schema`; its roots are those `scope` may read.
+    pub fn schema(&self, scope: &super::Scope) -> Result<SchemaReport, ApiError> {
         let app = self.app()?;
         let mut notes = Vec::new();
         let vectors = self.vector_channel().unwrap_or_else(|off| {
@@ -235,7 +235,11 @@ impl Session {
                 korean_dictionary: korean,
             },
             stats: app.store.index_stats()?,
-            roots: self.freshness_of(app, &[])?,
+            roots: self
+                .freshness_of(app, &[])?
+                .into_iter()
+                .filter(|r| scope.may_read(&r.name))
+                .collect(),
         })
     }
 }

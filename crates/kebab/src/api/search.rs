@@ -57,17 +57,22 @@ pub struct SearchInput {
     /// when it has none).
     #[serde(default)]
     pub trust_min: Option<String>,
+    /// Whose search it is (set by the server; never from the wire).
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub scope: super::Scope,
 }
 
 impl SearchInput {
-    fn filter(&self) -> Result<ChunkFilter, ApiError> {
+    /// The filter, over the roots `roots` (the caller's readable ones).
+    fn filter(&self, roots: &[String]) -> Result<ChunkFilter, ApiError> {
         Ok(ChunkFilter {
             kind: self.kind.clone(),
             code_lang: self.code_lang.as_ref().map(|l| l.to_lowercase()),
             repo: self.repo.clone(),
             path_glob: self.path.clone(),
             tag: self.tag.clone(),
-            roots: self.roots.clone(),
+            roots: roots.to_vec(),
             lang: normalise_lang(self.lang.as_deref()),
             trust_min: parse_trust_min(self.trust_min.as_deref())?,
         })
@@ -142,7 +147,8 @@ impl Session {
         }
         let mut requested = input.mode()?;
         let app = self.indexed_app()?;
-        let roots = self.freshness_of(app, &input.roots)?;
+        let readable = self.readable_roots(app, &input.scope, &input.roots)?;
+        let roots = self.freshness_of(app, &readable)?;
         let mut notes = Vec::new();
         let channel = self.channel_for(&mut requested, &mut notes)?;
         self.full_text_for(&mut requested, channel.is_some(), &mut notes)?;
@@ -153,7 +159,7 @@ impl Session {
         };
         let cjk = self.cjk_for(&input.query, &mut notes);
         let search = &app.config.search;
-        let filter = input.filter()?;
+        let filter = input.filter(&readable)?;
         let request = Request {
             query: &input.query,
             k: input.k.unwrap_or(search.default_k).max(1),

@@ -7,7 +7,7 @@ use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::Value;
 
-use super::{ApiError, Session};
+use super::{ApiError, Scope, Session};
 use kebab_core::clock::unix_to_rfc3339;
 use kebab_core::wire::AnswerCitation;
 use kebab_store::{SessionRow, Store, StoredTurn};
@@ -98,36 +98,51 @@ impl From<StoredTurn> for SessionTurn {
 }
 
 impl Session {
-    /// `kebab sessions list` (`session_list.v1`).
-    pub fn sessions(&self) -> Result<SessionList, ApiError> {
+    /// `kebab sessions list` (`session_list.v1`): the conversations of
+    /// `scope`'s caller.
+    pub fn sessions(&self, scope: &Scope) -> Result<SessionList, ApiError> {
         let rows = self.app()?.store.sessions()?;
         Ok(SessionList {
             schema_version: "session_list.v1",
-            sessions: rows.into_iter().map(SessionSummary::from).collect(),
+            sessions: rows
+                .into_iter()
+                .filter_map(|row| {
+                    let shown = scope.shown_session(&row.session_id)?;
+                    let mut summary = SessionSummary::from(row);
+                    summary.session_id = shown;
+                    Some(summary)
+                })
+                .collect(),
         })
     }
 
-    /// `kebab sessions show ID` (`session.v1`).
-    pub fn session_view(&self, session_id: &str) -> Result<SessionView, ApiError> {
+    /// `kebab sessions show ID` (`session.v1`), of `scope`'s caller.
+    pub fn session_view(&self, scope: &Scope, session_id: &str) -> Result<SessionView, ApiError> {
         let store = &self.app()?.store;
+        let key = scope.session_key(session_id);
         let row = store
-            .session(session_id)?
+            .session(&key)?
             .ok_or_else(|| ApiError::SessionNotFound(session_id.to_string()))?;
-        let turns = store.stored_turns(session_id)?;
+        let turns = store.stored_turns(&key)?;
+        let mut session = SessionSummary::from(row);
+        session.session_id = session_id.to_string();
         Ok(SessionView {
             schema_version: "session.v1",
-            session: row.into(),
+            session,
             turns: turns.into_iter().map(SessionTurn::from).collect(),
         })
     }
 
-    /// `kebab sessions delete ID`: the conversation, its turns and its
-    /// stored answers (`session_delete.v1`). Written through a connection
-    /// of its own, as `ask` writes turns: the session's stays a reader.
-    pub fn delete_session(&self, session_id: &str) -> Result<SessionDeleteReport, ApiError> {
+    /// `kebab sessions delete ID`: the conversation of `scope`'s caller,
+    /// with its turns and stored answers (`session_delete.v1`).
+    pub fn delete_session(
+        &self,
+        scope: &Scope,
+        session_id: &str,
+    ) -> Result<SessionDeleteReport, ApiError> {
         let mut store = Store::open(&self.paths().sqlite())?;
         let deleted = store
-            .delete_session(session_id)?
+            .delete_session(&scope.session_key(session_id))?
             .ok_or_else(|| ApiError::SessionNotFound(session_id.to_string()))?;
         Ok(SessionDeleteReport {
             schema_version: "session_delete.v1",

@@ -98,7 +98,7 @@ pub(crate) fn search_bulk(session: &Session, json: bool) -> Result<u8> {
 
 /// Run `kebab schema`.
 pub(crate) fn schema(session: &Session, json: bool) -> Result<u8> {
-    let report = session.schema()?;
+    let report = session.schema(&kebab::api::Scope::Everything)?;
     if json {
         print_json(&report)?;
         return Ok(EXIT_OK);
@@ -241,7 +241,7 @@ fn print_explain(hit: &kebab::wire::SearchHit) {
 }
 
 pub(crate) fn list_docs(session: &Session, roots: &[String], json: bool) -> Result<u8> {
-    let docs = session.list_docs(roots)?;
+    let docs = session.list_docs(roots, &kebab::api::Scope::Everything)?;
     if json {
         print_json(&docs)?;
     } else if docs.is_empty() {

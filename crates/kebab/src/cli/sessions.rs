@@ -4,14 +4,23 @@
 //! [`kebab::api::Session::delete_session`] (`session_delete.v1`).
 
 use super::prelude::*;
+use kebab::api::Scope;
 use kebab::api::sessions::{SessionDeleteReport, SessionList, SessionView};
 use kebab::sanitize::{escape_control, escape_control_keep_lines};
 
 pub(crate) fn sessions_cmd(session: &Session, what: Option<SessionsCmd>, json: bool) -> Result<u8> {
     match what.unwrap_or(SessionsCmd::List) {
-        SessionsCmd::List => render(json, &session.sessions()?, print_sessions),
-        SessionsCmd::Show { id } => render(json, &session.session_view(&id)?, print_session),
-        SessionsCmd::Delete { id } => render(json, &session.delete_session(&id)?, print_deleted),
+        SessionsCmd::List => render(json, &session.sessions(&Scope::Everything)?, print_sessions),
+        SessionsCmd::Show { id } => render(
+            json,
+            &session.session_view(&Scope::Everything, &id)?,
+            print_session,
+        ),
+        SessionsCmd::Delete { id } => render(
+            json,
+            &session.delete_session(&Scope::Everything, &id)?,
+            print_deleted,
+        ),
     }
 }
 

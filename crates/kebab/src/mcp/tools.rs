@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 use crate::engine::Lane;
 use kebab::api::ask::AskInput;
 use kebab::api::search::SearchInput;
-use kebab::api::{ApiError, FetchInput, Session};
+use kebab::api::{ApiError, FetchInput, Scope, Session};
 
 /// `bulk_search`'s arguments. Each query is parsed on its own, so one bad
 /// query fails only its item.
@@ -141,6 +141,7 @@ pub(crate) fn lane(tool: &str) -> Lane {
 /// Run `tool` on the session: its `*.v1` value, or an `error.v1` body.
 pub(crate) fn dispatch(
     session: &Session,
+    scope: &Scope,
     tool: &str,
     arguments: Value,
     cancel: &AtomicBool,
@@ -148,7 +149,13 @@ pub(crate) fn dispatch(
 ) -> Result<Value, Value> {
     let run = || -> Result<Value, ApiError> {
         Ok(match tool {
-            "search" => to_value(&session.search(&parse::<SearchInput>(arguments)?)?),
+            "search" => {
+                let input = SearchInput {
+                    scope: scope.clone(),
+                    ..parse::<SearchInput>(arguments)?
+                };
+                to_value(&session.search(&input)?)
+            }
             "bulk_search" => {
                 // The cap is `Session::bulk_search`'s to check.
                 let queries = parse::<BulkSearchArgs>(arguments)?.queries;
@@ -156,6 +163,10 @@ pub(crate) fn dispatch(
                     .into_iter()
                     .map(|q| {
                         serde_json::from_value::<SearchInput>(q)
+                            .map(|input| SearchInput {
+                                scope: scope.clone(),
+                                ..input
+                            })
                             .map_err(|e| ApiError::invalid("queries", e.to_string()))
                     })
                     .collect();
@@ -163,10 +174,13 @@ pub(crate) fn dispatch(
             }
             "fetch" => {
                 let input = parse::<FetchInput>(arguments)?;
-                to_value(&session.fetch(&input.target()?, &input.roots)?)
+                to_value(&session.fetch(&input.target()?, &input.roots, scope)?)
             }
             "ask" => {
-                let input = parse::<AskInput>(arguments)?;
+                let input = AskInput {
+                    scope: scope.clone(),
+                    ..parse::<AskInput>(arguments)?
+                };
                 let outcome = session.ask(&input, on_token, cancel)?;
                 match outcome.error {
                     Some(e) => return Err(e.into()),
@@ -175,21 +189,23 @@ pub(crate) fn dispatch(
             }
             "list_docs" => {
                 let input = parse::<ListDocsArgs>(arguments)?;
-                json!({ "docs": session.list_docs(&input.roots)? })
+                json!({ "docs": session.list_docs(&input.roots, scope)? })
             }
             "list_sessions" => {
                 parse::<NoArgs>(arguments)?;
-                to_value(&session.sessions()?)
+                to_value(&session.sessions(scope)?)
             }
             "show_session" => {
-                to_value(&session.session_view(&parse::<SessionArgs>(arguments)?.session_id)?)
+                let id = parse::<SessionArgs>(arguments)?.session_id;
+                to_value(&session.session_view(scope, &id)?)
             }
             "delete_session" => {
-                to_value(&session.delete_session(&parse::<SessionArgs>(arguments)?.session_id)?)
+                let id = parse::<SessionArgs>(arguments)?.session_id;
+                to_value(&session.delete_session(scope, &id)?)
             }
             "schema" => {
                 parse::<NoArgs>(arguments)?;
-                to_value(&session.schema()?)
+                to_value(&session.schema(scope)?)
             }
             "doctor" => {
                 parse::<NoArgs>(arguments)?;

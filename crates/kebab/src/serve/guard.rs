@@ -47,7 +47,9 @@ pub(super) async fn check(
         .map(|v| v.to_str().unwrap_or("\u{fffd}"));
     let path = request.uri().path();
     let verdict = if path == kebab::service::PROVE_PATH || super::page::is_public(path) {
-        access.check_public(text(header::HOST), origin)
+        access
+            .check_public(text(header::HOST), origin)
+            .map(|()| kebab::api::Scope::Everything)
     } else {
         access.check(
             text(header::HOST),
@@ -57,7 +59,13 @@ pub(super) async fn check(
         )
     };
     match verdict {
-        Ok(()) => next.run(request).await,
+        // Whose call it is goes with the request, to the handler that
+        // runs it (the public paths read nothing of the index).
+        Ok(scope) => {
+            let mut request = request;
+            request.extensions_mut().insert(scope);
+            next.run(request).await
+        }
         Err(refusal) => {
             tracing::warn!(
                 refusal = refusal.message(),

@@ -37,7 +37,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use axum::body::{Body, Bytes};
-use axum::extract::{Path, Query};
+use axum::extract::{Extension, Path, Query};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
@@ -47,7 +47,7 @@ use serde_json::{Map, Value};
 use crate::engine::{Engine, Lane, error_value};
 use crate::mcp::tools;
 use crate::mcp::transport::MAX_MESSAGE_BYTES;
-use kebab::api::ApiError;
+use kebab::api::{ApiError, Scope};
 use kebab::service::Health;
 
 /// What the API's handlers share.
@@ -121,6 +121,7 @@ async fn prove(
 /// `GET /v1/<tool>?…`: the tool with its arguments from the query string.
 async fn from_query(
     axum::extract::State(state): axum::extract::State<State>,
+    Extension(scope): Extension<Scope>,
     Path(tool): Path<String>,
     Query(pairs): Query<Vec<(String, String)>>,
 ) -> Response {
@@ -137,7 +138,7 @@ async fn from_query(
         return response;
     }
     match arguments(pairs) {
-        Ok(arguments) => call(&state, &tool, arguments).await,
+        Ok(arguments) => call(&state, &tool, arguments, scope).await,
         Err(e) => failure(&e),
     }
 }
@@ -146,21 +147,25 @@ async fn from_query(
 /// `bulk_search` takes; the other reading tools too).
 async fn from_body(
     axum::extract::State(state): axum::extract::State<State>,
+    Extension(scope): Extension<Scope>,
     Path(tool): Path<String>,
     headers: HeaderMap,
     body: Result<Json<Map<String, Value>>, axum::extract::rejection::JsonRejection>,
 ) -> Response {
     match body {
         Ok(Json(arguments)) if tool == "ask" && wants_events(&headers) => {
-            ask_streaming(state.engine, Value::Object(arguments))
+            ask_streaming(state.engine, Value::Object(arguments), scope)
         }
-        Ok(Json(arguments)) if WRITE_TOOLS.contains(&tool.as_str()) => answer(
-            state
-                .engine
-                .call(tools::lane(&tool), &tool, Value::Object(arguments))
-                .await,
-        ),
-        Ok(Json(arguments)) => call(&state, &tool, Value::Object(arguments)).await,
+        Ok(Json(arguments)) if WRITE_TOOLS.contains(&tool.as_str()) => {
+            let arguments = Value::Object(arguments);
+            answer(
+                state
+                    .engine
+                    .call(tools::lane(&tool), &tool, arguments, scope)
+                    .await,
+            )
+        }
+        Ok(Json(arguments)) => call(&state, &tool, Value::Object(arguments), scope).await,
         // A body over the bound keeps its own status, as on /mcp.
         Err(rejection) if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE => {
             let message = format!(
@@ -182,8 +187,9 @@ async fn from_body(
     }
 }
 
-/// Run a reading tool on the engine and answer with what it returned.
-async fn call(state: &State, tool: &str, arguments: Value) -> Response {
+/// Run a reading tool for `scope`'s caller on the engine and answer with
+/// what it returned.
+async fn call(state: &State, tool: &str, arguments: Value, scope: Scope) -> Response {
     if !READ_TOOLS.contains(&tool) {
         let why = format!(
             "no API call `{tool}`; there are {} (and {} by POST)",
@@ -194,7 +200,12 @@ async fn call(state: &State, tool: &str, arguments: Value) -> Response {
         *response.status_mut() = StatusCode::NOT_FOUND;
         return response;
     }
-    answer(state.engine.call(tools::lane(tool), tool, arguments).await)
+    answer(
+        state
+            .engine
+            .call(tools::lane(tool), tool, arguments, scope)
+            .await,
+    )
 }
 
 /// A tool's result as an API answer.
@@ -223,11 +234,11 @@ const EVENTS_BUFFERED: usize = 256;
 /// then the `answer` (or `error`) event. The ask runs on the engine's model
 /// lane like any other; when the client goes away the stream's end drops
 /// the call, which stops the ask.
-fn ask_streaming(engine: Arc<Engine>, arguments: Value) -> Response {
+fn ask_streaming(engine: Arc<Engine>, arguments: Value, scope: Scope) -> Response {
     let (events, stream) = tokio::sync::mpsc::channel::<Bytes>(EVENTS_BUFFERED);
     tokio::spawn(async move {
         let (tokens, mut pieces) = tokio::sync::mpsc::unbounded_channel();
-        let call = engine.call_streaming(Lane::Model, "ask", arguments, Some(tokens));
+        let call = engine.call_streaming(Lane::Model, ("ask", arguments), scope, Some(tokens));
         tokio::pin!(call);
         let result = loop {
             tokio::select! {
@@ -326,6 +337,7 @@ fn answer_error(report: Value) -> Response {
         "not_indexed" | "chunk_not_found" | "doc_not_found" | "session_not_found" => {
             StatusCode::NOT_FOUND
         }
+        "forbidden" => StatusCode::FORBIDDEN,
         "overloaded" => StatusCode::SERVICE_UNAVAILABLE,
         "timeout" => StatusCode::GATEWAY_TIMEOUT,
         _ => StatusCode::INTERNAL_SERVER_ERROR,

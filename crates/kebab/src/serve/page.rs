@@ -73,12 +73,12 @@ struct Given {
 /// `POST /page/token`: the right token gets the page's cookie (204); a
 /// wrong one `401 unauthorized`.
 async fn let_in(State(access): State<Arc<Access>>, Json(given): Json<Given>) -> Response {
-    if !access.accepts_token(given.token.trim()) {
+    let Ok(cookie) = access.page_cookie_for(given.token.trim()) else {
         tracing::warn!("the page sent a wrong token");
         return (StatusCode::UNAUTHORIZED, Json(Refusal::Token.report())).into_response();
-    }
+    };
     let mut response = StatusCode::NO_CONTENT.into_response();
-    if let Some(value) = access.page_cookie() {
+    if let Some(value) = cookie {
         let cookie = format!("{PAGE_COOKIE}={value}; HttpOnly; SameSite=Strict; Path=/");
         if let Ok(cookie) = HeaderValue::from_str(&cookie) {
             response.headers_mut().insert(header::SET_COOKIE, cookie);
