@@ -2104,3 +2104,39 @@ fn a_user_whose_token_variable_is_unset_stops_the_server_at_start() {
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("ANA_TOKEN_UNSET is unset"), "{stderr}");
 }
+
+#[test]
+fn the_web_pages_index_view_stays_live_while_serve_watches() {
+    let kb = Kb::with_config(&format!("{NO_EMBEDDINGS}{FAST_WATCH}"));
+    let root = kb.dir.path().join("notes");
+    std::fs::create_dir_all(&root).unwrap();
+    std::fs::write(root.join("a.md"), "# A\n\nthe first note\n").unwrap();
+    kb.ingest(&root);
+    let server = Server::start(&kb, &["--watch"], &[]);
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/page/live.py");
+    let mut browser = Command::new("python3")
+        .arg(&script)
+        .arg(server.url())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("run the browser driver");
+    let mut lines = BufReader::new(browser.stdout.take().unwrap()).lines();
+    let line = |lines: &mut std::io::Lines<_>| -> Value {
+        let l: String = lines.next().expect("a line").expect("readable");
+        serde_json::from_str(&l).expect("a JSON line")
+    };
+    let before = line(&mut lines);
+    let stats = before["before"]["stats"].as_str().unwrap();
+    assert!(stats.starts_with("1 documents"), "{before}");
+    let roots = before["before"]["roots"].to_string();
+    assert!(roots.contains("notes") && roots.contains("yes"), "{before}");
+    // A note added on disk: the open page shows it without a reload.
+    std::fs::write(root.join("b.md"), "# B\n\na second note\n").unwrap();
+    writeln!(browser.stdin.as_mut().unwrap(), "go").unwrap();
+    let after = line(&mut lines);
+    assert!(browser.wait().unwrap().success(), "{after}");
+    let stats = after["after"]["stats"].as_str().unwrap();
+    assert!(stats.starts_with("2 documents"), "{after}");
+    assert!(after["seconds"].as_f64().unwrap() < 30.0, "{after}");
+}
