@@ -1486,7 +1486,9 @@ fn the_web_page_searches_as_a_person_types_in_a_real_browser() {
         "{status}"
     );
 
-    // Its citation opens the cited text, verbatim as indexed.
+    // The down arrow reached the first hit, and Enter opened the cited
+    // text, verbatim as indexed.
+    assert_eq!(reader["focused"], first["citation"], "{reader}");
     assert_eq!(reader["title"], first["citation"], "{reader}");
     assert!(
         reader["text"]

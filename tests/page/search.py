@@ -2,7 +2,7 @@
 Selenium): open BASE_URL, type QUERY into the search box as a person would,
 wait for the hits, and print them as JSON lines ({"citation", "meta",
 "snippet", "marked"}), then the page's status line, then what the reader
-shows after clicking the first hit's citation, then the index view,
+shows after opening the first hit from the keyboard (down arrow, Enter), then the index view,
 then console errors (and whether any document text ran as script).
 
 usage: search.py BASE_URL QUERY [TOKEN]
@@ -15,6 +15,7 @@ import sys
 
 from selenium import webdriver
 from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support import expected_conditions as ec
 from selenium.webdriver.support.ui import WebDriverWait
 
@@ -59,20 +60,24 @@ def main() -> None:
                 "marked": [m.text for m in hit.find_elements(By.TAG_NAME, "mark")],
             }, ensure_ascii=False))
         print(json.dumps({"status": driver.find_element(By.ID, "status").text}, ensure_ascii=False))
-        # Open the first hit as a person would: click its citation.
+        # Open the first hit from the keyboard: the down arrow moves from
+        # the box to the first hit's citation, Enter opens it.
         first = driver.find_elements(By.CSS_SELECTOR, "#results li.hit .citation button")
         reader = {}
         if first:
-            first[0].click()
+            box.send_keys(Keys.ARROW_DOWN)
+            focused = driver.switch_to.active_element
+            reader["focused"] = focused.text
+            focused.send_keys(Keys.ENTER)
             WebDriverWait(driver, 20).until(
                 lambda d: d.find_element(By.ID, "reader-text").text
                 or "Loading" not in d.find_element(By.ID, "reader-meta").text
             )
-            reader = {
+            reader.update({
                 "title": driver.find_element(By.ID, "reader-title").text,
                 "meta": driver.find_element(By.ID, "reader-meta").text,
                 "text": driver.find_element(By.ID, "reader-text").text,
-            }
+            })
         print(json.dumps({"reader": reader}, ensure_ascii=False))
         # The index at a glance: open it and read its roots and plugins.
         driver.find_element(By.CSS_SELECTOR, '.view-tab[data-view="index-view"]').click()
