@@ -12,19 +12,15 @@ usage: ask.py BASE_URL QUESTION REFUSED SHOTS
 
 import json
 import os
-import signal
 import sys
 import time
 
-from selenium import webdriver
+from browser import chromium
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support import expected_conditions as ec
 from selenium.webdriver.support.ui import WebDriverWait
 
-
-def out_of_time(_signum, _frame):
-    raise TimeoutError("the browser session ran past 150 s")
 
 
 def emit(**fields):
@@ -59,18 +55,9 @@ def ask(driver, question):
 
 
 def main() -> None:
-    signal.signal(signal.SIGALRM, out_of_time)
-    signal.alarm(150)
     base, question, refused, shots = sys.argv[1:5]
     os.makedirs(shots, exist_ok=True)
-    options = webdriver.ChromeOptions()
-    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"):
-        options.add_argument(arg)
-    options.binary_location = "/usr/bin/chromium"
-    service = webdriver.ChromeService(executable_path="/usr/bin/chromedriver")
-    driver = webdriver.Chrome(options=options, service=service)
-    try:
-        driver.set_page_load_timeout(30)
+    with chromium(150) as driver:
         driver.set_window_size(1280, 900)
         driver.get(base + "/")
         WebDriverWait(driver, 20).until(ec.element_to_be_clickable((By.ID, "q")))
@@ -145,8 +132,6 @@ def main() -> None:
         })
         errors = [e for e in driver.get_log("browser") if e.get("level") == "SEVERE"]
         emit(console_errors=[e.get("message") for e in errors])
-    finally:
-        driver.quit()
 
 
 if __name__ == "__main__":

@@ -12,11 +12,10 @@ as it grows (e.g. ㅈ 조 좃 조서 조선).
 """
 
 import json
-import signal
 import sys
 import time
 
-from selenium import webdriver
+from browser import chromium
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions as ec
 from selenium.webdriver.support.ui import WebDriverWait
@@ -25,22 +24,10 @@ SEARCHES = """return performance.getEntriesByType("resource")
   .filter((e) => e.name.includes("/v1/search")).length"""
 
 
-def out_of_time(_signum, _frame):
-    raise TimeoutError("the browser session ran past 90 s")
-
 
 def main() -> None:
-    signal.signal(signal.SIGALRM, out_of_time)
-    signal.alarm(90)
     base, steps = sys.argv[1], sys.argv[2:]
-    options = webdriver.ChromeOptions()
-    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"):
-        options.add_argument(arg)
-    options.binary_location = "/usr/bin/chromium"
-    service = webdriver.ChromeService(executable_path="/usr/bin/chromedriver")
-    driver = webdriver.Chrome(options=options, service=service)
-    try:
-        driver.set_page_load_timeout(30)
+    with chromium(90) as driver:
         driver.get(base + "/")
         box = WebDriverWait(driver, 20).until(ec.element_to_be_clickable((By.ID, "q")))
         box.click()
@@ -68,8 +55,6 @@ def main() -> None:
             "hits": [h.text for h in driver.find_elements(By.CSS_SELECTOR, "#results li.hit .citation")],
             "elsewhere": elsewhere,
         }, ensure_ascii=False))
-    finally:
-        driver.quit()
 
 
 if __name__ == "__main__":

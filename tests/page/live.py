@@ -9,17 +9,13 @@ Prints JSON lines: {"before"}, then {"after", "seconds"}.
 """
 
 import json
-import signal
 import sys
 import time
 
-from selenium import webdriver
+from browser import chromium
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
-
-def out_of_time(_signum, _frame):
-    raise TimeoutError("the browser session ran past 120 s")
 
 
 def shown(driver):
@@ -30,17 +26,8 @@ def shown(driver):
 
 
 def main() -> None:
-    signal.signal(signal.SIGALRM, out_of_time)
-    signal.alarm(120)
     base = sys.argv[1]
-    options = webdriver.ChromeOptions()
-    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"):
-        options.add_argument(arg)
-    options.binary_location = "/usr/bin/chromium"
-    service = webdriver.ChromeService(executable_path="/usr/bin/chromedriver")
-    driver = webdriver.Chrome(options=options, service=service)
-    try:
-        driver.set_page_load_timeout(30)
+    with chromium(120) as driver:
         driver.get(base + "/")
         driver.find_element(By.CSS_SELECTOR, '.view-tab[data-view="index-view"]').click()
         WebDriverWait(driver, 20).until(
@@ -53,8 +40,6 @@ def main() -> None:
             lambda d: d.find_element(By.ID, "index-stats").text != before["stats"])
         print(json.dumps({"after": shown(driver), "seconds": time.monotonic() - started},
                          ensure_ascii=False), flush=True)
-    finally:
-        driver.quit()
 
 
 if __name__ == "__main__":

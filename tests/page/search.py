@@ -10,35 +10,20 @@ With TOKEN, the page's prompt for the server's token is answered with it.
 """
 
 import json
-import signal
 import sys
 
-from selenium import webdriver
+from browser import chromium
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support import expected_conditions as ec
 from selenium.webdriver.support.ui import WebDriverWait
 
 
-def out_of_time(_signum, _frame):
-    raise TimeoutError("the browser session ran past 120 s")
-
 
 def main() -> None:
-    # A bounded run whatever the browser does: the alarm raises, and the
-    # `finally` below ends the browser and its driver.
-    signal.signal(signal.SIGALRM, out_of_time)
-    signal.alarm(120)
     base, query = sys.argv[1], sys.argv[2]
     token = sys.argv[3] if len(sys.argv) > 3 else None
-    options = webdriver.ChromeOptions()
-    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"):
-        options.add_argument(arg)
-    options.binary_location = "/usr/bin/chromium"
-    service = webdriver.ChromeService(executable_path="/usr/bin/chromedriver")
-    driver = webdriver.Chrome(options=options, service=service)
-    try:
-        driver.set_page_load_timeout(30)
+    with chromium(120) as driver:
         driver.get(base + "/")
         box = WebDriverWait(driver, 20).until(ec.element_to_be_clickable((By.ID, "q")))
         box.send_keys(query)
@@ -99,8 +84,6 @@ def main() -> None:
         # A document's text that is markup must never have run.
         pwned = driver.execute_script("return window.__kebab_pwned || null")
         print(json.dumps({"console_errors": [e.get("message") for e in errors], "pwned": pwned}))
-    finally:
-        driver.quit()
 
 
 if __name__ == "__main__":
