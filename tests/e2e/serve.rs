@@ -1740,10 +1740,18 @@ fn the_page_cookie_lets_the_page_in_and_no_other_credential_does() {
     assert_eq!(cross.status, 403, "{cross:?}");
 }
 
-/// What tests/page/ask.py printed, by the name of each line.
+/// What tests/page/ask.py printed, by the name of each line (its
+/// screenshots checked).
 fn page_ask(server: &Server, question: &str, refused: &str) -> Value {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/page/ask.py");
-    let shots = Path::new(env!("CARGO_TARGET_TMPDIR")).join("page-screenshots");
+    // A folder per test (they run at once), named by whether it refuses.
+    let shots = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join("page-screenshots")
+        .join(if refused == "-" {
+            "one-question"
+        } else {
+            "ask"
+        });
     let out = Command::new("python3")
         .arg(&script)
         .arg(server.url())
@@ -2141,4 +2149,43 @@ fn the_web_pages_index_view_stays_live_while_serve_watches() {
     let stats = after["after"]["stats"].as_str().unwrap();
     assert!(stats.starts_with("2 documents"), "{after}");
     assert!(after["seconds"].as_f64().unwrap() < 30.0, "{after}");
+}
+
+#[test]
+fn the_web_page_shows_a_multi_hop_asks_steps_and_its_cited_answer() {
+    let says = |text: &str| Script::Answer(tokens(text));
+    let llm = LlmServer::start(
+        Wire::Ollama,
+        Script::Sequence(vec![
+            says(r#"{"compound": true, "sub_queries": ["raft leader election"]}"#),
+            says(r#"{"kind": "stop"}"#),
+            says("A follower that hears no heartbeat becomes a candidate and asks for votes [#1]."),
+        ]),
+    );
+    let kb = lexical_kb(&format!(
+        "{}[rag]\nmulti_hop = \"always\"\n",
+        llm.config(60)
+    ));
+    let server = Server::start(&kb, &[], &[]);
+    let r = page_ask(
+        &server,
+        "How does Raft elect a leader and replicate its log?",
+        "-",
+    );
+    assert_eq!(r["console_errors"], json!([]), "{r:#}");
+    let a = &r["answer"];
+    assert_eq!(a["markers"], json!(["[#1]"]), "{r:#}");
+    let hops = a["hops"].as_array().unwrap();
+    assert!(hops.len() >= 2, "{r:#}");
+    assert!(
+        hops[0]
+            .as_str()
+            .unwrap()
+            .starts_with("decompose 0: raft leader election"),
+        "{r:#}"
+    );
+    assert!(
+        hops.iter().any(|h| h.as_str().unwrap().starts_with("stop")),
+        "{r:#}"
+    );
 }

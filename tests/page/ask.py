@@ -8,6 +8,7 @@ Prints JSON lines: {"streamed"}, {"answer"}, {"reader"}, {"refusal"},
 {"sessions"}, {"console_errors"}.
 
 usage: ask.py BASE_URL QUESTION REFUSED SHOTS
+(REFUSED `-`: the first question only, then the console errors.)
 """
 
 import json
@@ -54,6 +55,10 @@ def ask(driver, question):
     return seen, turn
 
 
+def console_errors(driver):
+    return [e.get("message") for e in driver.get_log("browser") if e.get("level") == "SEVERE"]
+
+
 def main() -> None:
     base, question, refused, shots = sys.argv[1:5]
     os.makedirs(shots, exist_ok=True)
@@ -72,6 +77,7 @@ def main() -> None:
             "meta": turn.find_element(By.CLASS_NAME, "answer-meta").text,
             "markers": markers,
             "sources": [s.text for s in turn.find_elements(By.CSS_SELECTOR, ".sources li")],
+            "hops": [h.text for h in turn.find_elements(By.CSS_SELECTOR, ".hops li")],
             "status": driver.find_element(By.ID, "ask-status").text,
         })
         reader = {}
@@ -92,6 +98,9 @@ def main() -> None:
         driver.set_window_size(390, 844)
         driver.save_screenshot(os.path.join(shots, "page-ask-phone.png"))
         driver.set_window_size(1280, 900)
+        if refused == "-":
+            emit(console_errors=console_errors(driver))
+            return
 
         # A question of its own (a follow-up would be searched with the
         # answer before it).
@@ -130,8 +139,7 @@ def main() -> None:
             "reopened": reopened,
             "after_delete": [s.text for s in driver.find_elements(By.CSS_SELECTOR, "#sessions li.session")],
         })
-        errors = [e for e in driver.get_log("browser") if e.get("level") == "SEVERE"]
-        emit(console_errors=[e.get("message") for e in errors])
+        emit(console_errors=console_errors(driver))
 
 
 if __name__ == "__main__":
