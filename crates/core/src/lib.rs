@@ -28,6 +28,7 @@ pub mod interrupt;
 pub mod lock_file;
 pub mod paths;
 pub mod sanitize;
+pub mod scope;
 pub mod shard;
 pub mod spans;
 pub mod trust;

@@ -30,7 +30,7 @@ pub mod service;
 pub mod walk;
 pub mod watch;
 
-pub use kebab_core::{bounds, document, http, ids, interrupt, sanitize, shard, spans, wire};
+pub use kebab_core::{bounds, document, http, ids, interrupt, sanitize, scope, shard, spans, wire};
 pub use kebab_plugin_host as plugin;
 pub use kebab_search::{embed, fusion, korean, rerank, search};
 pub use kebab_store as store;

@@ -30,7 +30,7 @@ use serde::Serialize;
 use kebab_core::bounds::{MAX_TIMEOUT_SECS, OutOfBounds, at_most};
 use kebab_core::wire::ErrorReport;
 
-use crate::api::Scope;
+use kebab_core::scope::Scope;
 
 /// Where `kebab serve` listens unless told otherwise.
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:7474";

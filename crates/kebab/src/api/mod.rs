@@ -28,7 +28,6 @@ pub mod models;
 pub mod plugins;
 pub mod roots;
 pub mod schema;
-pub mod scope;
 pub mod search;
 pub mod sessions;
 
@@ -36,7 +35,7 @@ use std::cell::{Cell, OnceCell, RefCell};
 use std::sync::{Arc, OnceLock};
 
 pub use error::ApiError;
-pub use scope::Scope;
+pub use kebab_core::scope::Scope;
 
 use crate::app::VectorsOff;
 use crate::app::{App, Paths};

@@ -2,6 +2,7 @@
 //! (`root_list.v1`), renaming and removing one — and how fresh each is, as
 //! search, ask and `schema` report it.
 
+use kebab_core::scope::ScopeError;
 use std::sync::atomic::AtomicBool;
 
 use schemars::JsonSchema;
@@ -167,7 +168,11 @@ impl Session {
             return Ok(requested.to_vec());
         }
         let indexed: Vec<String> = app.store.roots()?.into_iter().map(|r| r.name).collect();
-        scope.roots(requested, &indexed)
+        scope.roots(requested, &indexed).map_err(|e| match e {
+            // Word for word what a root the index lacks gets.
+            ScopeError::Hidden(_) => ApiError::invalid("roots", e.to_string()),
+            ScopeError::NothingReadable(user) => ApiError::NothingReadable { user },
+        })
     }
 
     pub(crate) fn freshness_of(

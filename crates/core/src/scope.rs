@@ -1,9 +1,9 @@
 //! Who is asking, and what they may read. A call from the CLI, `kebab
 //! mcp` or a server without users reads everything; a call from a
 //! `[[serve.users]]` user of `kebab serve` reads only that user's roots
-//! and conversations. The rule lives here, applied by the use cases
-//! themselves (search, fetch, ask, list, sessions) before anything is
-//! ranked or returned, so every front end gets it alike.
+//! and conversations. The rule lives here; the use cases (search, fetch,
+//! ask, list, sessions) apply it before anything is ranked or returned,
+//! so every front end gets it alike.
 //!
 //! - A user's search and ask retrieve from their roots only: the roots
 //!   filter is set inside the engine, before top-k.
@@ -17,7 +17,17 @@
 
 use std::sync::Arc;
 
-use super::ApiError;
+/// Why a user's call reads nothing.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ScopeError {
+    /// A root the user may not read, named in the call: to them, a root
+    /// the index does not have (the same words as for one it lacks).
+    #[error("the index has no root `{0}` (`kebab roots` lists them)")]
+    Hidden(String),
+    /// A user none of whose roots is in the index.
+    #[error("user `{0}` may read no root of this index")]
+    NothingReadable(String),
+}
 
 /// Whose call it is.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -57,7 +67,7 @@ impl Scope {
     }
 
     /// Whether documents of root `root` are readable.
-    pub(crate) fn may_read(&self, root: &str) -> bool {
+    pub fn may_read(&self, root: &str) -> bool {
         match self {
             Scope::Everything => true,
             Scope::User(u) => u.roots.iter().any(|r| r == root),
@@ -69,19 +79,16 @@ impl Scope {
     /// For a user the answer is never empty (empty means every root): a
     /// root they may not read is refused as one the index does not have,
     /// and a user with no readable root in the index gets `forbidden`.
-    pub(crate) fn roots(
+    pub fn roots(
         &self,
         requested: &[String],
         indexed: &[String],
-    ) -> Result<Vec<String>, ApiError> {
+    ) -> Result<Vec<String>, ScopeError> {
         let Scope::User(user) = self else {
             return Ok(requested.to_vec());
         };
         if let Some(hidden) = requested.iter().find(|r| !self.may_read(r)) {
-            return Err(ApiError::invalid(
-                "roots",
-                format!("the index has no root `{hidden}` (`kebab roots` lists them)"),
-            ));
+            return Err(ScopeError::Hidden(hidden.clone()));
         }
         if !requested.is_empty() {
             return Ok(requested.to_vec());
@@ -92,15 +99,13 @@ impl Scope {
             .cloned()
             .collect();
         if readable.is_empty() {
-            return Err(ApiError::NothingReadable {
-                user: user.name.clone(),
-            });
+            return Err(ScopeError::NothingReadable(user.name.clone()));
         }
         Ok(readable)
     }
 
     /// The id a conversation is stored under.
-    pub(crate) fn session_key(&self, id: &str) -> String {
+    pub fn session_key(&self, id: &str) -> String {
         match self {
             Scope::Everything => id.to_string(),
             Scope::User(u) => format!("@{}/{id}", u.name),
@@ -109,7 +114,7 @@ impl Scope {
 
     /// A stored conversation id as the caller knows it; `None` when the
     /// conversation is not theirs.
-    pub(crate) fn shown_session(&self, stored: &str) -> Option<String> {
+    pub fn shown_session(&self, stored: &str) -> Option<String> {
         match self {
             Scope::Everything => Some(stored.to_string()),
             Scope::User(u) => stored
@@ -139,10 +144,13 @@ mod tests {
             names(&["code"])
         );
         let e = ana.roots(&names(&["hr"]), &indexed).unwrap_err();
-        assert_eq!(e.code(), "invalid_input");
+        assert_eq!(e, ScopeError::Hidden("hr".into()));
         assert!(e.to_string().contains("no root `hr`"), "{e}");
         let nobody = Scope::user("nobody", &[]);
-        assert_eq!(nobody.roots(&[], &indexed).unwrap_err().code(), "forbidden");
+        assert_eq!(
+            nobody.roots(&[], &indexed).unwrap_err(),
+            ScopeError::NothingReadable("nobody".into())
+        );
         // Everything: as asked, every root when none.
         assert_eq!(Scope::Everything.roots(&[], &indexed).unwrap(), names(&[]));
         assert!(Scope::Everything.may_read("hr") && !ana.may_read("hr"));
