@@ -9,7 +9,6 @@ use serde::Deserialize;
 use super::{ApiError, Session};
 use crate::llm::LlmClient;
 use crate::rag::{AskOptions, AskOutcome, MultiHop};
-use kebab_search::search::Mode;
 use kebab_store::Store;
 
 /// One question as a front end receives it.
@@ -66,7 +65,7 @@ impl Session {
         if input.question.trim().is_empty() {
             return Err(ApiError::invalid("question", "is empty"));
         }
-        let mut mode = parse_mode(input.mode.as_deref())?;
+        let mut mode = super::search::parse_mode(input.mode.as_deref())?;
         let multi_hop = input
             .multi_hop
             .as_deref()
@@ -143,17 +142,4 @@ impl Session {
             .and_then(|id| input.scope.shown_session(id));
         Ok(outcome)
     }
-}
-
-/// A `mode` field: absent, or one of the three modes.
-pub(crate) fn parse_mode(mode: Option<&str>) -> Result<Option<Mode>, ApiError> {
-    mode.map(|m| {
-        Mode::parse(m).ok_or_else(|| {
-            ApiError::invalid(
-                "mode",
-                format!("unknown mode `{m}`: expected lexical, vector or hybrid"),
-            )
-        })
-    })
-    .transpose()
 }

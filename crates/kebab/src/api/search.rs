@@ -79,8 +79,21 @@ impl SearchInput {
     }
 
     fn mode(&self) -> Result<Option<Mode>, ApiError> {
-        super::ask::parse_mode(self.mode.as_deref())
+        parse_mode(self.mode.as_deref())
     }
+}
+
+/// A `mode` field: absent, or one of the three modes.
+pub(crate) fn parse_mode(mode: Option<&str>) -> Result<Option<Mode>, ApiError> {
+    mode.map(|m| {
+        Mode::parse(m).ok_or_else(|| {
+            ApiError::invalid(
+                "mode",
+                format!("unknown mode `{m}`: expected lexical, vector or hybrid"),
+            )
+        })
+    })
+    .transpose()
 }
 
 /// A `lang` field as the index keeps languages: trimmed, lower-case.
