@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::support::{Kb, copy_tree, hostile_wasm, sample_corpus};
+use crate::support::{Kb, NO_EMBEDDINGS, copy_tree, hostile_wasm, sample_corpus};
 
 /// The built-in component called `name`, as the binary embeds it, written
 /// to `dir/<name>.wasm`.
@@ -468,4 +468,42 @@ fn scaffolded_plugins_build_and_pass_plugin_test() {
         assert_eq!(r["plugin"], name);
         assert!(r["files"][0]["chunks"].as_u64().unwrap() >= 1);
     }
+}
+
+/// The cached compiled components under `cache`.
+fn compiled_in(cache: &Path) -> usize {
+    std::fs::read_dir(cache.join("components"))
+        .map(|d| {
+            d.flatten()
+                .filter(|e| e.file_name().to_string_lossy().ends_with(".cwasm"))
+                .count()
+        })
+        .unwrap_or(0)
+}
+
+#[test]
+fn a_first_run_compiles_the_plugins_in_a_process_of_their_own_and_a_later_run_compiles_none() {
+    let kb = Kb::with_config(NO_EMBEDDINGS);
+    let cache = tempfile::tempdir().unwrap();
+    let ingest = |kb: &Kb| {
+        let out = kb
+            .cmd(&["--verbose", "ingest", sample_corpus().to_str().unwrap()])
+            .env("KEBAB_CACHE_DIR", cache.path())
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+        assert!(out.status.success(), "{stderr}");
+        stderr
+    };
+    let first = ingest(&kb);
+    assert!(
+        first.contains("plugins compiled in a process of their own"),
+        "{first}"
+    );
+    // Every built-in plugin is in the cache the run then mapped.
+    let compiled = compiled_in(cache.path());
+    assert!(compiled >= 11, "{compiled} compiled components");
+    let again = ingest(&kb);
+    assert!(!again.contains("compiled in a process"), "{again}");
+    assert_eq!(compiled_in(cache.path()), compiled);
 }

@@ -72,6 +72,52 @@ pub const KO_DIC: &str = "ko-dic";
 /// Directory name of the built Japanese dictionary under `models/`.
 pub const JA_DIC: &str = "ja-dic";
 
+/// The kebab binary, when plugins are compiled in a process of their own
+/// (see [`compile_plugins_apart`]).
+static COMPILER: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+
+/// Compile plugins that are not in the cache yet by running `exe plugin
+/// warm` (set once by the binary). A first run otherwise keeps ~150 MB of
+/// the compiler's freed memory for the rest of the run, beside the
+/// embedding model: it peaked at 850–920 MB where every later run, which
+/// maps the cached code, peaks at 700–745 MB (BENCHMARKS.md, "First-run
+/// ingest peak").
+pub fn compile_plugins_apart(exe: PathBuf) {
+    let _ = COMPILER.set(exe);
+}
+
+impl App {
+    /// When some plugin is not compiled yet and a compiler process is set,
+    /// compile them all in it (into the cache this process then maps). A
+    /// failure is logged and changes nothing: the plugins are then
+    /// compiled here, as without it.
+    fn compile_apart(&self, runtime: &Runtime) {
+        let Some(exe) = COMPILER.get() else {
+            return;
+        };
+        if Registry::is_cached(runtime, &self.paths.data_dir) {
+            return;
+        }
+        let ran = std::process::Command::new(exe)
+            .arg("--data-dir")
+            .arg(&self.paths.data_dir)
+            .arg("--config")
+            .arg(&self.paths.config_file)
+            .args(["plugin", "warm"])
+            .env("KEBAB_CACHE_DIR", &self.paths.cache_dir)
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .status();
+        match ran {
+            Ok(status) if status.success() => {
+                tracing::info!("plugins compiled in a process of their own");
+            }
+            other => tracing::warn!(?other, "compiling plugins apart failed; compiling here"),
+        }
+    }
+}
+
 /// Return the heap's free pages to the system (glibc keeps freed memory in
 /// its arenas; a no-op elsewhere).
 fn release_freed_memory() {
@@ -199,11 +245,12 @@ impl App {
     /// Load every plugin on a runtime already started (one that just
     /// installed a component, say).
     pub fn plugins_on(&self, runtime: Runtime) -> Result<Plugins, AppError> {
+        self.compile_apart(&runtime);
         let (registry, warnings) =
             Registry::load(&runtime, &self.paths.data_dir, &self.config.plugins)?;
-        // Compiling plugins on a first run (cranelift, a few hundred MB for
-        // the built-in ones) leaves that memory with the allocator; give it
-        // back before the embedding model loads beside it.
+        // Compiling plugins here (cranelift, a few hundred MB for the
+        // built-in ones) leaves that memory with the allocator; give back
+        // what it can before the embedding model loads beside it.
         release_freed_memory();
         Ok(Plugins {
             runtime,

@@ -385,6 +385,10 @@ pub(crate) enum PluginCmd {
         #[arg(required = true)]
         files: Vec<PathBuf>,
     },
+    /// Compile every plugin into the cache (run by kebab itself, apart,
+    /// on a first run).
+    #[command(hide = true)]
+    Warm,
 }
 
 #[derive(Subcommand)]
@@ -471,6 +475,15 @@ fn main() -> ExitCode {
 
 fn run(cli: Cli) -> Result<u8> {
     let (config, config_error, paths) = load_config(&cli)?;
+    let warming = matches!(
+        cli.command,
+        Command::Plugin {
+            what: PluginCmd::Warm
+        }
+    );
+    if !warming && let Ok(exe) = std::env::current_exe() {
+        kebab::app::compile_plugins_apart(exe);
+    }
     dispatch(cli.command, config, paths, config_error, cli.json)
 }
 

@@ -50,6 +50,15 @@ impl PluginCache {
             .map(|d| d.join(format!("{}{suffix}", &wasm_hash[..32])))
     }
 
+    /// Whether both the compiled code and `info()` of the component whose
+    /// hash is `wasm_hash` are cached (so loading it compiles nothing).
+    pub(super) fn holds(&self, wasm_hash: &str) -> bool {
+        let code = self.path(wasm_hash, &format!("-{}.cwasm", self.engine_key));
+        let info = self.path(wasm_hash, ".info.json");
+        code.zip(info)
+            .is_some_and(|(c, i)| c.is_file() && i.is_file())
+    }
+
     /// The component, from cached code when there is a usable entry, else
     /// compiled (and cached). A corrupt entry is replaced.
     pub(super) fn component(

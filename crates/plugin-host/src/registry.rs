@@ -85,6 +85,18 @@ pub enum RouteReason {
 }
 
 impl Registry {
+    /// Whether every built-in plugin and every plugin installed under
+    /// `data_dir` is in `runtime`'s cache (compiled, `info()` answered), so
+    /// [`Registry::load`] compiles nothing. A component that cannot be read
+    /// counts as cached: loading it fails the same either way.
+    pub fn is_cached(runtime: &Runtime, data_dir: &Path) -> bool {
+        let installed = installed_components(&plugins_dir(data_dir))
+            .into_iter()
+            .filter_map(|path| std::fs::read(path).ok());
+        BUILT_IN.iter().all(|(_, wasm)| runtime.is_cached(wasm))
+            && installed.into_iter().all(|wasm| runtime.is_cached(&wasm))
+    }
+
     /// Load built-in plugins and those installed under `data_dir`. Installed
     /// plugins that fail to load are reported in the returned warnings and
     /// left out; a built-in that fails to load is an error.

@@ -667,6 +667,12 @@ impl Runtime {
         self
     }
 
+    /// Whether loading `wasm` would compile nothing and call nothing: its
+    /// code and its `info()` are in the cache.
+    pub fn is_cached(&self, wasm: &[u8]) -> bool {
+        self.cache.holds(&kebab_core::ids::checksum(wasm))
+    }
+
     /// Compile (or load from cache), check the API version, and read the
     /// plugin's info (from the cache when this component answered before).
     pub fn load(&self, wasm: &[u8]) -> Result<LoadedPlugin, LoadError> {

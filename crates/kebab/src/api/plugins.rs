@@ -10,6 +10,7 @@ use std::time::Instant;
 use serde::Serialize;
 
 use super::{ApiError, Session};
+use crate::app::App;
 use kebab_plugin_host::install::{self, InstallOptions};
 use kebab_plugin_host::registry::{Origin, RegisteredPlugin, RouteReason};
 use kebab_plugin_host::runtime::LoadedPlugin;
@@ -204,6 +205,14 @@ fn row(session: &Session, p: &RegisteredPlugin, documents: u64) -> PluginRow {
 }
 
 impl Session {
+    /// `kebab plugin warm` (hidden): load every plugin, compiling into the
+    /// cache those not compiled yet; what the first run of a command that
+    /// loads plugins has done apart ([`crate::app::compile_plugins_apart`]).
+    pub fn plugin_warm(&self) -> Result<(), ApiError> {
+        App::open(self.config().clone(), self.paths().clone())?.plugins()?;
+        Ok(())
+    }
+
     /// `kebab plugin install`: fetch, check and install a component, and
     /// count the documents the next ingest re-parses because of it.
     pub fn plugin_install(

@@ -31,6 +31,10 @@ pub(crate) fn kebab_plugin_cmd(session: &Session, what: PluginCmd, json: bool) -
             }
             render(json, &done, print_install)
         }
+        PluginCmd::Warm => {
+            session.plugin_warm()?;
+            Ok(EXIT_OK)
+        }
         PluginCmd::List => render(json, &session.plugin_list(None)?, |l| print_list(l, false)),
         PluginCmd::Info { name } => render(json, &session.plugin_list(Some(&name))?, |l| {
             print_list(l, true)
