@@ -2192,3 +2192,51 @@ fn the_web_page_shows_a_multi_hop_asks_steps_and_its_cited_answer() {
         "{r:#}"
     );
 }
+
+#[test]
+fn a_stateless_server_keeps_no_session_so_a_restarted_one_answers_the_same_client() {
+    let kb = lexical_kb("");
+    let mut server = Server::start(&kb, &["--stateless"], &[]);
+    // The official SDK's client: no session was made, every call answered.
+    let steps = json!([call(
+        "search",
+        json!({ "query": "raft leader", "mode": "lexical" })
+    )]);
+    let r = report(server.client(json!({}), &steps));
+    assert_eq!(r["http"]["session_id"], Value::Null, "{r:#}");
+    let first = ok(&r["results"][0])["hits"].clone();
+    assert!(!first.as_array().unwrap().is_empty(), "{r:#}");
+    // A call that carries no session: answered by this server, and by
+    // another started on the same address after this one is killed.
+    let addr = server.addr.clone();
+    let search = json!({
+        "jsonrpc": "2.0", "id": 7, "method": "tools/call",
+        "params": { "name": "search", "arguments": { "query": "raft leader", "mode": "lexical" } }
+    })
+    .to_string();
+    let call_alone = |addr: &str| {
+        let a = http(
+            addr,
+            "POST",
+            "/mcp",
+            &[
+                ("Host", addr),
+                ("Content-Type", "application/json"),
+                ("Accept", "application/json, text/event-stream"),
+                ("MCP-Protocol-Version", "2025-06-18"),
+            ],
+            Some(&search),
+        );
+        assert_eq!(a.status, 200, "{a:?}");
+        assert_eq!(a.header("mcp-session-id"), None, "{a:?}");
+        let structured = a.json()["result"]["structuredContent"].clone();
+        structured["hits"].clone()
+    };
+    assert_eq!(call_alone(&addr), first);
+    // SAFETY: killing our own child.
+    unsafe { libc::kill(server.child.id() as libc::pid_t, libc::SIGKILL) };
+    server.child.wait().unwrap();
+    let again = Server::start_raw(&kb, &["serve", "--listen", &addr, "--stateless"], &[]);
+    assert_eq!(again.addr, addr);
+    assert_eq!(call_alone(&addr), first);
+}

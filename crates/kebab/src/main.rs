@@ -197,6 +197,12 @@ enum Command {
         /// model server's timeout_secs + 30 when longer].
         #[arg(long)]
         timeout: Option<u64>,
+        /// Keep no MCP sessions: every request stands alone, so servers
+        /// behind a load balancer are interchangeable and one can be
+        /// restarted under a client (clients of MCP 2026-07-28 are served
+        /// so anyway).
+        #[arg(long)]
+        stateless: bool,
     },
     /// Verbatim indexed text: a chunk, a document or a line span.
     Fetch {
@@ -614,6 +620,7 @@ fn dispatch(
             readers,
             queue,
             timeout,
+            stateless,
         } => serve::serve(
             config,
             paths,
@@ -625,6 +632,7 @@ fn dispatch(
                 readers,
                 queue,
                 timeout_secs: timeout,
+                stateless,
                 json,
             },
         ),

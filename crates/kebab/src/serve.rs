@@ -76,6 +76,8 @@ pub(crate) struct Options {
     pub(crate) readers: Option<usize>,
     pub(crate) queue: Option<usize>,
     pub(crate) timeout_secs: Option<u64>,
+    /// No MCP sessions (`--stateless`).
+    pub(crate) stateless: bool,
     /// `watch_event.v1` lines on stdout instead of human lines.
     pub(crate) json: bool,
 }
@@ -165,7 +167,14 @@ pub(crate) fn serve(config: Config, paths: Paths, options: Options) -> Result<u8
         watching: watcher.is_some(),
         secret: lock.secret().into(),
     };
-    let served = runtime.block_on(run(listener, engine.clone(), access, state, stop, bounds));
+    let served = runtime.block_on(run(
+        listener,
+        engine.clone(),
+        access,
+        state,
+        (stop, options.stateless),
+        bounds,
+    ));
     // Every call was answered or abandoned: the engine's threads end once
     // the last handle goes.
     drop(runtime);
@@ -236,7 +245,7 @@ async fn run(
     engine: Arc<Engine>,
     access: Access,
     state: http_api::State,
-    stop: CancellationToken,
+    (stop, stateless): (CancellationToken, bool),
     bounds: Bounds,
 ) -> Result<()> {
     // Cancelled once the calls in flight are answered: ends every MCP
@@ -248,6 +257,7 @@ async fn run(
         .disable_allowed_origins()
         .with_max_request_body_bytes(MAX_MESSAGE_BYTES)
         .with_json_response(true)
+        .with_legacy_session_mode(!stateless)
         .with_cancellation_token(sessions.child_token());
     let handler = KebabServer::new(engine);
     let sessions_open = Arc::new(sessions::BoundedSessions::new(kebab::service::MAX_SESSIONS));
