@@ -2015,9 +2015,13 @@ fn each_user_reads_only_their_roots_and_conversations_over_the_api_and_mcp() {
         listed.contains("raft") && !listed.contains("salaries"),
         "{docs}"
     );
-    // The index at a glance names only the roots ana reads.
+    // The index at a glance names only the roots ana reads; doctor, which
+    // names them all, is the operator's.
     let roots = as_user("ana-token", "/v1/schema").json()["roots"].to_string();
     assert!(roots.contains("wiki") && !roots.contains("hr"), "{roots}");
+    let doctor = as_user("ana-token", "/v1/doctor");
+    assert_eq!(doctor.status, 403, "{doctor:?}");
+    assert_eq!(as_user("admin-token", "/v1/doctor").status, 200);
     // A user with no root sees nothing; a wrong token nothing at all.
     let nothing = as_user("nobody-token", "/v1/search?q=raft");
     assert_eq!(nothing.status, 403, "{nothing:?}");

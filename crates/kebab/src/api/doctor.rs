@@ -29,6 +29,19 @@ pub struct DoctorReport {
 type CheckResult = Result<String, (String, String)>;
 
 impl Session {
+    /// `doctor` asked by a caller of `kebab serve`: the report for the
+    /// server's operator; `forbidden` for a `[[serve.users]]` user, since it
+    /// names every root, its directory and the model server.
+    pub fn doctor_for(&self, scope: &super::Scope) -> Result<DoctorReport, ApiError> {
+        match scope.user_name() {
+            Some(user) => Err(ApiError::OperatorOnly {
+                call: "doctor",
+                user: user.to_string(),
+            }),
+            None => self.doctor(None),
+        }
+    }
+
     /// `kebab doctor`: run every check (a failing one never stops the
     /// others). `config_error` is why the config file did not load (the
     /// session then runs on defaults).

@@ -74,6 +74,10 @@ pub enum ApiError {
     /// A `kebab serve` user none of whose roots is in the index.
     #[error("user `{user}` may read no root of this index")]
     NothingReadable { user: String },
+    /// A call that reports on the whole index (every root, its paths, the
+    /// model server), made by a `kebab serve` user.
+    #[error("`{call}` is for the server's operator, not for user `{user}`")]
+    OperatorOnly { call: &'static str, user: String },
     #[error(transparent)]
     Install(#[from] InstallError),
     #[error(transparent)]
@@ -239,6 +243,12 @@ fn classify_api(e: &ApiError) -> Option<Classified> {
             "`kebab sessions list` shows the sessions; `kebab ask --session ID` starts one",
         )
         .with_details(json!({ "session_id": id })),
+        ApiError::OperatorOnly { call, user } => Classified::new(
+            "forbidden",
+            "call it with the server's own token (KEBAB_SERVE_TOKEN), or `kebab doctor` on the \
+             server's machine",
+        )
+        .with_details(json!({ "call": call, "user": user })),
         ApiError::NothingReadable { user } => Classified::new(
             "forbidden",
             "the server's `[[serve.users]]` entry for this user names the roots it may read; none \

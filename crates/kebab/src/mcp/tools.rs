@@ -209,7 +209,7 @@ pub(crate) fn dispatch(
             }
             "doctor" => {
                 parse::<NoArgs>(arguments)?;
-                to_value(&session.doctor(None)?)
+                to_value(&session.doctor_for(scope)?)
             }
             other => return Err(ApiError::invalid("name", format!("unknown tool `{other}`"))),
         })

@@ -550,7 +550,11 @@ async function runDoctor() {
   const list = document.getElementById("doctor-checks");
   list.replaceChildren(element("li", "", "Checking…"));
   try {
-    const { body } = await getJson("/v1/doctor");
+    const { ok, body, statusText } = await getJson("/v1/doctor");
+    if (!ok) {
+      list.replaceChildren(element("li", "failed", problem(body, statusText)));
+      return;
+    }
     const checks = body.checks || [];
     list.replaceChildren(...checks.map((c) => {
       const text = (c.ok ? "✓ " : "✗ ") + c.name + (c.detail ? ": " + c.detail : "") +
