@@ -318,6 +318,15 @@ fn report_and_log(child: Child) -> (Value, String) {
     (r, stderr)
 }
 
+/// A model server that writes `answer` a piece every `every`, and a
+/// `kebab serve ARGS` over the sample notes (lexical) asking it.
+fn drip_server(answer: &str, every: Duration, args: &[&str]) -> (LlmServer, Kb, Server) {
+    let llm = LlmServer::start(Wire::Ollama, Script::Drip(tokens(answer), every));
+    let kb = lexical_kb(&llm.config(60));
+    let server = Server::start(&kb, args, &[]);
+    (llm, kb, server)
+}
+
 /// An index of the sample corpus without embeddings, plus `config`.
 fn lexical_kb(config: &str) -> Kb {
     let kb = Kb::with_config(&format!("{NO_EMBEDDINGS}{config}"));
@@ -513,13 +522,8 @@ fn a_slow_ask_holds_up_no_search_and_a_full_queue_answers_overloaded() {
     // 25 tokens, one every 200 ms: each ask streams for 5 s.
     let answer = "Raft replicates entries from the leader with AppendEntries and the leader \
                   commits once a majority stored them, as the notes say [#1].";
-    let llm = LlmServer::start(
-        Wire::Ollama,
-        Script::Drip(tokens(answer), Duration::from_millis(200)),
-    );
-    let kb = lexical_kb(&llm.config(60));
     // One model call runs and one waits; a third is refused.
-    let server = Server::start(&kb, &["--queue", "1"], &[]);
+    let (_llm, _kb, server) = drip_server(answer, Duration::from_millis(200), &["--queue", "1"]);
     let question = json!({ "question": "How does the Raft leader replicate log entries?" });
     let steps = json!([{ "concurrently": [
         call("ask", question.clone()),
@@ -946,12 +950,7 @@ fn kebab_mcp_forwards_to_a_running_server_falls_back_when_it_stops_and_finds_the
 #[test]
 fn sigterm_lets_the_call_in_flight_finish_then_exits_zero() {
     let answer = "Raft replicates entries from the leader with AppendEntries [#1].";
-    let llm = LlmServer::start(
-        Wire::Ollama,
-        Script::Drip(tokens(answer), Duration::from_millis(400)),
-    );
-    let kb = lexical_kb(&llm.config(60));
-    let mut server = Server::start(&kb, &[], &[]);
+    let (llm, _kb, mut server) = drip_server(answer, Duration::from_millis(400), &[]);
     let asking = server.client(
         json!({}),
         &json!([call(
@@ -1564,12 +1563,7 @@ fn events(body: &str) -> Vec<(String, Value)> {
 #[test]
 fn ask_over_http_answers_json_or_streams_events_and_only_to_a_same_origin_json_post() {
     let answer = "Raft replicates entries from the leader with AppendEntries [#1].";
-    let llm = LlmServer::start(
-        Wire::Ollama,
-        Script::Drip(tokens(answer), Duration::from_millis(20)),
-    );
-    let kb = lexical_kb(&llm.config(60));
-    let server = Server::start(&kb, &[], &[]);
+    let (llm, _kb, server) = drip_server(answer, Duration::from_millis(20), &[]);
     let question = json!({ "question": "How does the Raft leader replicate log entries?" });
 
     // Plain JSON: answer.v1, its citations carrying the chunk they cite.
@@ -1785,12 +1779,7 @@ fn the_web_page_asks_streams_a_cited_answer_shows_a_refusal_and_keeps_the_conver
     // 16 pieces, 120 ms apart: the page shows the answer growing.
     let answer = "The leader sends AppendEntries to every follower and commits an entry \
                   once a majority stored it [#1].";
-    let llm = LlmServer::start(
-        Wire::Ollama,
-        Script::Drip(tokens(answer), Duration::from_millis(120)),
-    );
-    let kb = lexical_kb(&llm.config(60));
-    let server = Server::start(&kb, &[], &[]);
+    let (_llm, _kb, server) = drip_server(answer, Duration::from_millis(120), &[]);
     let question = "How does the Raft leader replicate log entries?";
     let r = page_ask(&server, question, "zyzzogeton quux frobnicate?");
     assert_eq!(r["console_errors"], json!([]), "{r:#}");
