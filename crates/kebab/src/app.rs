@@ -113,7 +113,9 @@ impl App {
             Ok(status) if status.success() => {
                 tracing::info!("plugins compiled in a process of their own");
             }
-            other => tracing::warn!(?other, "compiling plugins apart failed; compiling here"),
+            // An optimisation only: what failed there fails here too, and
+            // says so in its own words.
+            other => tracing::info!(?other, "compiling plugins apart failed; compiling here"),
         }
     }
 }
