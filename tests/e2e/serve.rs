@@ -1847,7 +1847,8 @@ fn the_web_page_shows_a_document_that_is_an_xss_payload_as_inert_text() {
         notes.join("payload.md"),
         "# Payload\n\nThe marzipan payload <script>window.__kebab_pwned = 1</script> \
          and <img src=x onerror=\"window.__kebab_pwned = 2\"> and \
-         [a link](javascript:window.__kebab_pwned=3) in marzipan text.\n",
+         [a link](javascript:window.__kebab_pwned=3) in marzipan text, \
+         \u{1b}[31mred\u{1b}[0m on a terminal.\n",
     )
     .unwrap();
     let kb = Kb::with_config(NO_EMBEDDINGS);
@@ -1862,6 +1863,9 @@ fn the_web_page_shows_a_document_that_is_an_xss_payload_as_inert_text() {
         text.contains("<img src=x onerror=") && text.contains("javascript:"),
         "{reader}"
     );
+    // A terminal escape is shown as the CLI shows it, never passed raw.
+    assert!(text.contains("\\e[31mred\\e[0m"), "{reader}");
+    assert!(!text.contains('\u{1b}'), "{reader}");
 }
 
 #[test]

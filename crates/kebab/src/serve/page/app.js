@@ -35,10 +35,21 @@ function problem(body, fallback) {
 
 // ---- Small DOM helpers --------------------------------------------------
 
+/** `text` with its control characters written as visible escapes, as the
+ *  CLI writes them (`\e` for ESC, `\r`, `\u{7f}`…); line breaks and tabs
+ *  kept. Every text from an index goes through it on its way to the page. */
+function visible(text) {
+  return String(text).replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g, (c) => {
+    if (c === "\r") return "\\r";
+    if (c === "\u001b") return "\\e";
+    return "\\u{" + c.charCodeAt(0).toString(16) + "}";
+  });
+}
+
 function element(tag, className, text) {
   const e = document.createElement(tag);
   if (className) e.className = className;
-  if (text !== undefined) e.textContent = text;
+  if (text !== undefined) e.textContent = visible(text);
   return e;
 }
 
@@ -59,14 +70,14 @@ function words(query) {
 function marked(text, marks) {
   const out = document.createDocumentFragment();
   if (marks.length === 0) {
-    out.append(text);
+    out.append(visible(text));
     return out;
   }
   const escaped = marks.map((w) => w.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"));
   const pattern = new RegExp("(" + escaped.join("|") + ")", "giu");
   text.split(pattern).forEach((part, i) => {
     if (i % 2 === 1) out.append(element("mark", "", part));
-    else out.append(part);
+    else out.append(visible(part));
   });
   return out;
 }
@@ -217,7 +228,7 @@ function place(spans) {
 async function openChunk(chunkId, cited) {
   const reader = document.getElementById("reader");
   const meta = document.getElementById("reader-meta");
-  document.getElementById("reader-title").textContent = cited || "";
+  document.getElementById("reader-title").textContent = visible(cited || "");
   for (const id of ["reader-text", "reader-before", "reader-after", "reader-file"]) {
     document.getElementById(id).textContent = "";
   }
@@ -241,15 +252,15 @@ async function openChunk(chunkId, cited) {
     const notes = [(chunk.heading_path || []).join(" › "), "indexed " + body.indexed_at];
     if (body.stale) notes.push("the file changed since it was indexed");
     if (body.truncated) notes.push("truncated");
-    meta.textContent = notes.filter(Boolean).join(" · ");
+    meta.textContent = visible(notes.filter(Boolean).join(" · "));
     document.getElementById("reader-file").textContent =
-      "File: " + filePath(body.root, body.doc_path) + place(chunk.source_spans || []);
+      visible("File: " + filePath(body.root, body.doc_path) + place(chunk.source_spans || []));
     if (!cited) {
-      document.getElementById("reader-title").textContent = body.root + ":" + body.doc_path;
+      document.getElementById("reader-title").textContent = visible(body.root + ":" + body.doc_path);
     }
-    document.getElementById("reader-before").textContent = before.map((c) => c.text).join("\n");
-    document.getElementById("reader-text").textContent = chunk.text || "";
-    document.getElementById("reader-after").textContent = after.map((c) => c.text).join("\n");
+    document.getElementById("reader-before").textContent = visible(before.map((c) => c.text).join("\n"));
+    document.getElementById("reader-text").textContent = visible(chunk.text || "");
+    document.getElementById("reader-after").textContent = visible(after.map((c) => c.text).join("\n"));
     const prev = document.getElementById("reader-prev");
     const next = document.getElementById("reader-next");
     prev.disabled = before.length === 0;
@@ -282,7 +293,7 @@ function answerNodes(text, citations) {
   text.split(/(\[#\d+\])/).forEach((part, i) => {
     const cited = i % 2 === 1 ? byMarker.get(part) : undefined;
     if (!cited) {
-      out.append(part);
+      out.append(visible(part));
       return;
     }
     const where = citationText(cited.citation);
@@ -411,7 +422,7 @@ async function ask() {
     let finished = false;
     await readEvents(response, (name, data) => {
       if (name === "token") {
-        text.append(data.text);
+        text.append(visible(data.text));
         status.textContent = "Answering…";
       } else if (name === "answer") {
         finished = true;
