@@ -43,6 +43,7 @@ fn shards_together_index_what_one_run_does_and_each_removes_only_its_own() {
 
     let kb = Kb::with_config(NO_EMBEDDINGS);
     let first = shard(&kb, tree.path(), "0/3");
+    assert_eq!(first["scope"]["shard"], "0/3", "{first:#}");
     let (after_first, _) = contents(&kb);
     assert!(
         !after_first.is_empty() && after_first.len() < all_docs.len(),

@@ -317,21 +317,25 @@ impl Run<'_> {
             cancel,
             on_progress,
         )?;
-        let scope = scope(&root, self.paths, &app.config.workspace.exclude);
+        let scope = scope(&root, self, &app.config.workspace.exclude);
         conclude(app, indexes, report, scope, started, aborted, on_progress)
     }
 }
 
 /// The report's `scope`: the root, the paths brought up to date, the
-/// excludes in force.
-fn scope(root: &Root, paths: &[PathBuf], exclude: &[String]) -> Value {
-    let shown: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
-    json!({
+/// excludes in force, and the shard (`"1/4"`) when the run took one.
+fn scope(root: &Root, run: &Run<'_>, exclude: &[String]) -> Value {
+    let shown: Vec<String> = run.paths.iter().map(|p| p.display().to_string()).collect();
+    let mut scope = json!({
         "root": root.path.display().to_string(),
         "root_name": root.name,
         "path": if shown.len() == 1 { json!(shown[0]) } else { json!(shown) },
         "exclude": exclude.iter().chain(&root.exclude).collect::<Vec<_>>(),
-    })
+    });
+    if let Some(shard) = run.shard {
+        scope["shard"] = json!(shard.to_string());
+    }
+    scope
 }
 
 /// Walk each of the run's paths that exists (inside `root`), index what
