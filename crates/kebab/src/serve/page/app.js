@@ -18,7 +18,17 @@ async function api(path, init) {
     headers: { "Content-Type": "application/json" },
     body: JSON.stringify({ token: given.trim() }),
   });
-  return letIn.ok ? fetch(path, init) : letIn;
+  if (!letIn.ok) return letIn;
+  loadRoots();
+  return fetch(path, init);
+}
+
+/** The roots for the filter and the reader's paths, without asking for a
+ *  token (that waits until the person does something). */
+function loadRoots() {
+  fetch("/v1/schema")
+    .then((r) => (r.ok ? r.json() : null))
+    .then((body) => body && rememberRoots(body.roots || []), () => {});
 }
 
 /** GET a /v1 path and its JSON body: `{ok, body}`. */
@@ -640,11 +650,7 @@ document.addEventListener("DOMContentLoaded", () => {
       window.prompt("Copy the citation:", cited);
     }
   });
-  // The roots for the filter and the reader's paths.
-  // (Without asking for a token: that waits until the person does something.)
-  fetch("/v1/schema")
-    .then((r) => (r.ok ? r.json() : null))
-    .then((body) => body && rememberRoots(body.roots || []), () => {});
+  loadRoots();
   const initial = new URLSearchParams(window.location.search).get("q");
   if (initial) {
     q.value = initial;
