@@ -62,6 +62,7 @@ fn main() {
             &installer,
             &app.paths.data_dir,
             &app.config.plugins,
+            &mut || {},
         )
         .expect("registry");
         install::install(
@@ -130,6 +131,7 @@ fn main() {
         &installer,
         &app.paths.data_dir,
         &app.config.plugins,
+        &mut || {},
     )
     .expect("registry");
     install::install(

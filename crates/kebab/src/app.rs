@@ -87,17 +87,14 @@ pub fn compile_plugins_apart(exe: PathBuf) {
 }
 
 impl App {
-    /// When some plugin is not compiled yet and a compiler process is set,
-    /// compile them all in it (into the cache this process then maps). A
-    /// failure is logged and changes nothing: the plugins are then
-    /// compiled here, as without it.
-    fn compile_apart(&self, runtime: &Runtime) {
+    /// When a compiler process is set, compile every plugin not compiled
+    /// yet in it (into the cache this process then maps). A failure is
+    /// logged and changes nothing: the plugins are then compiled here, as
+    /// without it.
+    fn compile_apart(&self) {
         let Some(exe) = COMPILER.get() else {
             return;
         };
-        if Registry::is_cached(runtime, &self.paths.data_dir) {
-            return;
-        }
         let ran = std::process::Command::new(exe)
             .arg("--data-dir")
             .arg(&self.paths.data_dir)
@@ -247,9 +244,12 @@ impl App {
     /// Load every plugin on a runtime already started (one that just
     /// installed a component, say).
     pub fn plugins_on(&self, runtime: Runtime) -> Result<Plugins, AppError> {
-        self.compile_apart(&runtime);
-        let (registry, warnings) =
-            Registry::load(&runtime, &self.paths.data_dir, &self.config.plugins)?;
+        let (registry, warnings) = Registry::load(
+            &runtime,
+            &self.paths.data_dir,
+            &self.config.plugins,
+            &mut || self.compile_apart(),
+        )?;
         // Compiling plugins here (cranelift, a few hundred MB for the
         // built-in ones) leaves that memory with the allocator; give back
         // what it can before the embedding model loads beside it.

@@ -84,33 +84,54 @@ pub enum RouteReason {
     Pattern { shadowing: Vec<String> },
 }
 
-impl Registry {
-    /// Whether every built-in plugin and every plugin installed under
-    /// `data_dir` is in `runtime`'s cache (compiled, `info()` answered), so
-    /// [`Registry::load`] compiles nothing. A component that cannot be read
-    /// counts as cached: loading it fails the same either way.
-    pub fn is_cached(runtime: &Runtime, data_dir: &Path) -> bool {
-        let installed = installed_components(&plugins_dir(data_dir))
-            .into_iter()
-            .filter_map(|path| std::fs::read(path).ok());
-        BUILT_IN.iter().all(|(_, wasm)| runtime.is_cached(wasm))
-            && installed.into_iter().all(|wasm| runtime.is_cached(&wasm))
-    }
+/// A component's bytes and their checksum (the plugin cache's key).
+type Hashed = (Vec<u8>, String);
 
+impl Registry {
     /// Load built-in plugins and those installed under `data_dir`. Installed
     /// plugins that fail to load are reported in the returned warnings and
-    /// left out; a built-in that fails to load is an error.
+    /// left out; a built-in that fails to load is an error. When some
+    /// component is not in `runtime`'s cache yet (its code compiled, its
+    /// `info()` answered), `before_compiling` runs first, once: it may fill
+    /// the cache (kebab compiles in a process of its own), so loading then
+    /// compiles only what it left.
     pub fn load(
         runtime: &Runtime,
         data_dir: &Path,
         config: &PluginsConfig,
+        before_compiling: &mut dyn FnMut(),
     ) -> Result<(Registry, Vec<String>), LoadError> {
+        // Each component read and hashed once, for the cache check and the load.
+        let hashed = |bytes: Vec<u8>| {
+            let hash = kebab_core::ids::checksum(&bytes);
+            (bytes, hash)
+        };
+        let installed: Vec<(PathBuf, std::io::Result<Hashed>)> =
+            installed_components(&plugins_dir(data_dir))
+                .into_iter()
+                .map(|path| {
+                    let read = std::fs::read(&path).map(hashed);
+                    (path, read)
+                })
+                .collect();
+        let built_in: Vec<(&[u8], String)> = BUILT_IN
+            .iter()
+            .map(|(_, wasm)| (*wasm, kebab_core::ids::checksum(wasm)))
+            .collect();
+        let mut hashes = built_in.iter().map(|(_, h)| h).chain(
+            installed
+                .iter()
+                .filter_map(|(_, read)| read.as_ref().ok().map(|(_, h)| h)),
+        );
+        if !hashes.all(|h| runtime.is_cached(h)) {
+            before_compiling();
+        }
         let mut warnings = Vec::new();
         let mut plugins = Vec::new();
-        for path in installed_components(&plugins_dir(data_dir)) {
-            let loaded = std::fs::read(&path)
+        for (path, read) in installed {
+            let loaded = read
                 .map_err(|e| LoadError::NotAComponent(e.to_string()))
-                .and_then(|bytes| runtime.load(&bytes))
+                .and_then(|(bytes, hash)| runtime.load_hashed(&bytes, &hash))
                 .and_then(|p| RegisteredPlugin::new(p, Origin::Installed(path.clone())));
             match loaded {
                 Ok(p) => plugins.push(p),
@@ -120,8 +141,8 @@ impl Registry {
                 )),
             }
         }
-        for (_, wasm) in BUILT_IN {
-            let p = runtime.load(wasm)?;
+        for (wasm, hash) in built_in {
+            let p = runtime.load_hashed(wasm, &hash)?;
             if plugins
                 .iter()
                 .any(|installed: &RegisteredPlugin| installed.name() == p.info.name)

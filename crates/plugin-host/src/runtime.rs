@@ -667,16 +667,27 @@ impl Runtime {
         self
     }
 
-    /// Whether loading `wasm` would compile nothing and call nothing: its
-    /// code and its `info()` are in the cache.
-    pub fn is_cached(&self, wasm: &[u8]) -> bool {
-        self.cache.holds(&kebab_core::ids::checksum(wasm))
+    /// Whether loading the component whose checksum is `wasm_hash` would
+    /// compile nothing and call nothing: its code and its `info()` are in
+    /// the cache.
+    pub(crate) fn is_cached(&self, wasm_hash: &str) -> bool {
+        self.cache.holds(wasm_hash)
     }
 
     /// Compile (or load from cache), check the API version, and read the
     /// plugin's info (from the cache when this component answered before).
     pub fn load(&self, wasm: &[u8]) -> Result<LoadedPlugin, LoadError> {
-        let wasm_hash = kebab_core::ids::checksum(wasm);
+        self.load_hashed(wasm, &kebab_core::ids::checksum(wasm))
+    }
+
+    /// [`Runtime::load`] of `wasm` whose checksum (`kebab_core::ids::checksum`)
+    /// the caller already has: the cache's key, so it must be that one.
+    pub(crate) fn load_hashed(
+        &self,
+        wasm: &[u8],
+        wasm_hash: &str,
+    ) -> Result<LoadedPlugin, LoadError> {
+        let wasm_hash = wasm_hash.to_string();
         let component = self
             .cache
             .component(&self.engine, wasm, &wasm_hash)
