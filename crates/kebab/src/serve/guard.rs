@@ -176,6 +176,6 @@ pub(super) async fn admit_session(
 }
 
 /// `status` with `error`'s `error.v1` body.
-fn refusal(status: StatusCode, error: &ApiError) -> Response {
+pub(super) fn refusal(status: StatusCode, error: &ApiError) -> Response {
     (status, axum::Json(error.report())).into_response()
 }

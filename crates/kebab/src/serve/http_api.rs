@@ -44,6 +44,7 @@ use axum::routing::get;
 use axum::{Json, Router};
 use serde_json::{Map, Value};
 
+use super::guard::refusal;
 use crate::engine::{Engine, Lane, error_value};
 use crate::mcp::tools;
 use crate::mcp::transport::MAX_MESSAGE_BYTES;
@@ -133,12 +134,13 @@ async fn from_query(
     }
     if WRITE_TOOLS.contains(&tool.as_str()) {
         let why = format!("{tool} writes to the index: POST /v1/{tool} with a JSON body");
-        let mut response = failure(&ApiError::invalid("method", why));
-        *response.status_mut() = StatusCode::METHOD_NOT_ALLOWED;
-        return response;
+        return refusal(
+            StatusCode::METHOD_NOT_ALLOWED,
+            &ApiError::invalid("method", why),
+        );
     }
     match arguments(pairs) {
-        Ok(arguments) => call(&state, &tool, arguments, scope).await,
+        Ok(arguments) => call(&state, (&tool, arguments), scope, false).await,
         Err(e) => failure(&e),
     }
 }
@@ -156,49 +158,45 @@ async fn from_body(
         Ok(Json(arguments)) if tool == "ask" && wants_events(&headers) => {
             ask_streaming(state.engine, Value::Object(arguments), scope)
         }
-        Ok(Json(arguments)) if WRITE_TOOLS.contains(&tool.as_str()) => {
-            let arguments = Value::Object(arguments);
-            answer(
-                state
-                    .engine
-                    .call(tools::lane(&tool), &tool, arguments, scope)
-                    .await,
-            )
-        }
-        Ok(Json(arguments)) => call(&state, &tool, Value::Object(arguments), scope).await,
+        Ok(Json(arguments)) => call(&state, (&tool, Value::Object(arguments)), scope, true).await,
         // A body over the bound keeps its own status, as on /mcp.
         Err(rejection) if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE => {
             let message = format!(
                 "request body over {MAX_MESSAGE_BYTES} bytes; send a bulk_search's queries in \
                  several calls"
             );
-            let mut response = failure(&ApiError::invalid("body", message));
-            *response.status_mut() = StatusCode::PAYLOAD_TOO_LARGE;
-            response
+            refusal(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                &ApiError::invalid("body", message),
+            )
         }
+        // A body that is not JSON (what a cross-site form sends) is 415.
         Err(rejection) => {
-            let mut response = failure(&ApiError::invalid("body", rejection.body_text()));
-            // A body that is not JSON (what a cross-site form sends) is 415.
-            if rejection.status() == StatusCode::UNSUPPORTED_MEDIA_TYPE {
-                *response.status_mut() = StatusCode::UNSUPPORTED_MEDIA_TYPE;
-            }
-            response
+            let status = match rejection.status() {
+                StatusCode::UNSUPPORTED_MEDIA_TYPE => StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                _ => StatusCode::BAD_REQUEST,
+            };
+            refusal(status, &ApiError::invalid("body", rejection.body_text()))
         }
     }
 }
 
-/// Run a reading tool for `scope`'s caller on the engine and answer with
-/// what it returned.
-async fn call(state: &State, tool: &str, arguments: Value, scope: Scope) -> Response {
-    if !READ_TOOLS.contains(&tool) {
+/// Run a tool the API serves (a writing one only when `posted`) for
+/// `scope`'s caller on the engine and answer with what it returned.
+async fn call(
+    state: &State,
+    (tool, arguments): (&str, Value),
+    scope: Scope,
+    posted: bool,
+) -> Response {
+    let served = READ_TOOLS.contains(&tool) || (posted && WRITE_TOOLS.contains(&tool));
+    if !served {
         let why = format!(
             "no API call `{tool}`; there are {} (and {} by POST)",
             READ_TOOLS.join(", "),
             WRITE_TOOLS.join(", ")
         );
-        let mut response = failure(&ApiError::invalid("tool", why));
-        *response.status_mut() = StatusCode::NOT_FOUND;
-        return response;
+        return refusal(StatusCode::NOT_FOUND, &ApiError::invalid("tool", why));
     }
     answer(
         state
@@ -244,8 +242,7 @@ fn ask_streaming(engine: Arc<Engine>, arguments: Value, scope: Scope) -> Respons
             tokio::select! {
                 biased;
                 Some(piece) = pieces.recv() => {
-                    let sent = events.send(event("token", &serde_json::json!({ "text": piece })));
-                    if sent.await.is_err() {
+                    if events.send(token_event(&piece)).await.is_err() {
                         return;
                     }
                 }
@@ -254,9 +251,7 @@ fn ask_streaming(engine: Arc<Engine>, arguments: Value, scope: Scope) -> Respons
             }
         };
         while let Ok(piece) = pieces.try_recv() {
-            let _ = events
-                .send(event("token", &serde_json::json!({ "text": piece })))
-                .await;
+            let _ = events.send(token_event(&piece)).await;
         }
         let last = match &result {
             Ok(answer) => event("answer", answer),
@@ -276,6 +271,11 @@ fn ask_streaming(engine: Arc<Engine>, arguments: Value, scope: Scope) -> Respons
     );
     headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
     response
+}
+
+/// The event of one piece of a streamed answer.
+fn token_event(piece: &str) -> Bytes {
+    event("token", &serde_json::json!({ "text": piece }))
 }
 
 /// One server-sent event: its name and its data as one line of JSON.
