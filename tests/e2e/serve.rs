@@ -565,14 +565,21 @@ fn a_slow_ask_holds_up_no_search_and_a_full_queue_answers_overloaded() {
     }
 }
 
-#[test]
-fn a_file_changed_under_watch_is_found_through_the_server() {
+/// A root `notes` holding `a.md` with `note`, indexed, and a `kebab serve
+/// --watch` over it with quick watcher batches.
+fn watched_notes(note: &str) -> (Kb, PathBuf, Server) {
     let kb = Kb::with_config(&format!("{NO_EMBEDDINGS}{FAST_WATCH}"));
     let root = kb.dir.path().join("notes");
     std::fs::create_dir_all(&root).unwrap();
-    std::fs::write(root.join("a.md"), "# A\n\nthe first version of a note\n").unwrap();
+    std::fs::write(root.join("a.md"), format!("# A\n\n{note}\n")).unwrap();
     kb.ingest(&root);
     let server = Server::start(&kb, &["--watch"], &[]);
+    (kb, root, server)
+}
+
+#[test]
+fn a_file_changed_under_watch_is_found_through_the_server() {
+    let (_kb, root, server) = watched_notes("the first version of a note");
     assert_eq!(server.get_json("/healthz")["watching"], true);
     let hits = |word: &str| -> Vec<String> {
         server.get_json(&format!("/v1/search?q={word}&mode=lexical"))["hits"]
@@ -1383,24 +1390,40 @@ fn a_lexical_index_cut_short_under_a_running_server_is_served_around_and_rebuilt
     assert_eq!(again["hits"], before["hits"]);
 }
 
-/// What the page printed: its hits, its status line, and what its reader
-/// showed for the first hit (after the browser's console errors are
-/// checked).
-fn page_search(server: &Server, query: &str, token: Option<&str>) -> (Vec<Value>, Value, Value) {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/page/search.py");
+/// `python3 tests/page/SCRIPT URL ARGS…`: a browser script driving the
+/// page of `server`.
+fn page_script(script: &str, server: &Server, args: &[&str]) -> Command {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/page")
+        .join(script);
     let mut cmd = Command::new("python3");
-    cmd.arg(&script).arg(server.url()).arg(query);
-    if let Some(token) = token {
-        cmd.arg(token);
-    }
-    let out = cmd.output().expect("run the browser driver");
+    cmd.arg(path).arg(server.url()).args(args);
+    cmd
+}
+
+/// What a browser script printed, it having succeeded (else its stderr and
+/// the server's).
+fn page_run(script: &str, server: &Server, args: &[&str]) -> String {
+    let out = page_script(script, server, args)
+        .output()
+        .expect("run the browser driver");
     assert!(
         out.status.success(),
         "{}\n{}",
         String::from_utf8_lossy(&out.stderr),
         server.stderr()
     );
-    let mut lines: Vec<Value> = String::from_utf8_lossy(&out.stdout)
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// What the page printed: its hits, its status line, and what its reader
+/// showed for the first hit (after the browser's console errors are
+/// checked).
+fn page_search(server: &Server, query: &str, token: Option<&str>) -> (Vec<Value>, Value, Value) {
+    let mut args = vec![query];
+    args.extend(token);
+    let out = page_run("search.py", server, &args);
+    let mut lines: Vec<Value> = out
         .lines()
         .map(|l| serde_json::from_str(l).expect("a JSON line"))
         .collect();
@@ -1737,7 +1760,6 @@ fn the_page_cookie_lets_the_page_in_and_no_other_credential_does() {
 /// What tests/page/ask.py printed, by the name of each line (its
 /// screenshots checked).
 fn page_ask(server: &Server, question: &str, refused: &str) -> Value {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/page/ask.py");
     // A folder per test (they run at once), named by whether it refuses.
     let shots = Path::new(env!("CARGO_TARGET_TMPDIR"))
         .join("page-screenshots")
@@ -1746,22 +1768,13 @@ fn page_ask(server: &Server, question: &str, refused: &str) -> Value {
         } else {
             "ask"
         });
-    let out = Command::new("python3")
-        .arg(&script)
-        .arg(server.url())
-        .arg(question)
-        .arg(refused)
-        .arg(&shots)
-        .output()
-        .expect("run the browser driver");
-    assert!(
-        out.status.success(),
-        "{}\n{}",
-        String::from_utf8_lossy(&out.stderr),
-        server.stderr()
+    let out = page_run(
+        "ask.py",
+        server,
+        &[question, refused, shots.to_str().unwrap()],
     );
     let mut all = serde_json::Map::new();
-    for line in String::from_utf8_lossy(&out.stdout).lines() {
+    for line in out.lines() {
         let Value::Object(one) = serde_json::from_str(line).expect("a JSON line") else {
             panic!("not an object: {line}");
         };
@@ -1872,23 +1885,11 @@ fn the_web_page_shows_a_document_that_is_an_xss_payload_as_inert_text() {
 fn the_web_page_sends_no_half_composed_korean_query_and_nothing_leaves_the_machine() {
     let kb = lexical_kb("");
     let server = Server::start(&kb, &[], &[]);
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/page/ime.py");
     // 조선 as a Korean keyboard composes it, jamo by jamo (a word the
     // sample note has standing alone: no dictionary is installed here).
     let steps = ["ㅈ", "조", "좃", "조서", "조선"];
-    let out = Command::new("python3")
-        .arg(&script)
-        .arg(server.url())
-        .args(steps)
-        .output()
-        .expect("run the browser driver");
-    assert!(
-        out.status.success(),
-        "{}\n{}",
-        String::from_utf8_lossy(&out.stderr),
-        server.stderr()
-    );
-    let r: Value = serde_json::from_slice(&out.stdout).expect("a JSON object");
+    let out = page_run("ime.py", &server, &steps);
+    let r: Value = serde_json::from_str(&out).expect("a JSON object");
     // The composition reached the box, and no query went while it lasted.
     assert_eq!(r["composing"], "조서", "{r:#}");
     assert_eq!(r["searches_while_composing"], 0, "{r:#}");
@@ -2117,16 +2118,8 @@ fn a_user_whose_token_variable_is_unset_stops_the_server_at_start() {
 
 #[test]
 fn the_web_pages_index_view_stays_live_while_serve_watches() {
-    let kb = Kb::with_config(&format!("{NO_EMBEDDINGS}{FAST_WATCH}"));
-    let root = kb.dir.path().join("notes");
-    std::fs::create_dir_all(&root).unwrap();
-    std::fs::write(root.join("a.md"), "# A\n\nthe first note\n").unwrap();
-    kb.ingest(&root);
-    let server = Server::start(&kb, &["--watch"], &[]);
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/page/live.py");
-    let mut browser = Command::new("python3")
-        .arg(&script)
-        .arg(server.url())
+    let (_kb, root, server) = watched_notes("the first note");
+    let mut browser = page_script("live.py", &server, &[])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .spawn()
