@@ -349,18 +349,7 @@ fn every_tool_over_streamable_http_returns_what_the_cli_prints_and_delete_ends_t
         assert_eq!(last, &json!(["DELETE", 204]), "{requests:?}");
         // The ended session is unknown to the server.
         let list = r#"{"jsonrpc":"2.0","id":9,"method":"tools/list"}"#;
-        let again = http(
-            &server.addr,
-            "POST",
-            "/mcp",
-            &[
-                ("Host", &server.addr),
-                ("Accept", "application/json, text/event-stream"),
-                ("Content-Type", "application/json"),
-                ("Mcp-Session-Id", &sid),
-            ],
-            Some(list),
-        );
+        let again = mcp_post(&server.addr, list, &[("Mcp-Session-Id", &sid)]);
         assert_eq!(again.status, 404, "{again:?}");
         // Every call was answered by the server, in order (its log says so).
         let planned: Vec<String> = steps
@@ -1238,18 +1227,8 @@ fn unknown_and_oversized_session_ids_are_refused_plainly() {
     assert_eq!(a.status, 404, "{a:?}");
     assert_eq!(a.json()["code"], "session_not_found", "{a:?}");
     let long = "x".repeat(10_000);
-    let a = http(
-        &server.addr,
-        "POST",
-        "/mcp",
-        &[
-            ("Host", server.addr.as_str()),
-            ("Content-Type", "application/json"),
-            ("Accept", "application/json, text/event-stream"),
-            ("Mcp-Session-Id", long.as_str()),
-        ],
-        Some(r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#),
-    );
+    let ping = r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
+    let a = mcp_post(&server.addr, ping, &[("Mcp-Session-Id", long.as_str())]);
     assert_eq!(a.status, 400, "{a:?}");
     assert_eq!(a.json()["code"], "invalid_input", "{a:?}");
     let a = server.get("/healthz", &[]);
@@ -1286,20 +1265,22 @@ fn rss_mib(pid: u32) -> u64 {
     kib >> 10
 }
 
+/// One JSON-RPC message POSTed to `/mcp` as an MCP client sends it, with
+/// `extra` headers.
+fn mcp_post(addr: &str, body: &str, extra: &[(&str, &str)]) -> Answer {
+    let mut headers = vec![
+        ("Host", addr),
+        ("Content-Type", "application/json"),
+        ("Accept", "application/json, text/event-stream"),
+    ];
+    headers.extend_from_slice(extra);
+    http(addr, "POST", "/mcp", &headers, Some(body))
+}
+
 /// One MCP `initialize` over raw HTTP: the status and `Retry-After`.
 fn initialize(addr: &str) -> (u16, Option<String>) {
     let body = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"flood","version":"1"}}}"#;
-    let a = http(
-        addr,
-        "POST",
-        "/mcp",
-        &[
-            ("Host", addr),
-            ("Content-Type", "application/json"),
-            ("Accept", "application/json, text/event-stream"),
-        ],
-        Some(body),
-    );
+    let a = mcp_post(addr, body, &[]);
     (a.status, a.header("retry-after").map(String::from))
 }
 
@@ -2205,18 +2186,7 @@ fn a_stateless_server_keeps_no_session_so_a_restarted_one_answers_the_same_clien
     })
     .to_string();
     let call_alone = |addr: &str| {
-        let a = http(
-            addr,
-            "POST",
-            "/mcp",
-            &[
-                ("Host", addr),
-                ("Content-Type", "application/json"),
-                ("Accept", "application/json, text/event-stream"),
-                ("MCP-Protocol-Version", "2025-06-18"),
-            ],
-            Some(&search),
-        );
+        let a = mcp_post(addr, &search, &[("MCP-Protocol-Version", "2025-06-18")]);
         assert_eq!(a.status, 200, "{a:?}");
         assert_eq!(a.header("mcp-session-id"), None, "{a:?}");
         let structured = a.json()["result"]["structuredContent"].clone();
