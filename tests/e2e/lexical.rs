@@ -10,14 +10,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use crate::concurrency::corpus;
-use crate::support::{Kb, NO_EMBEDDINGS, doctor_check, sample_corpus};
-
-/// Chunks SQLite holds.
-fn chunk_count(kb: &Kb) -> u64 {
-    let db = rusqlite::Connection::open(kb.data_dir().join("kebab.sqlite")).unwrap();
-    db.query_row("SELECT count(*) FROM chunks", [], |r| r.get::<_, i64>(0))
-        .unwrap() as u64
-}
+use crate::support::{Kb, NO_EMBEDDINGS, chunk_count, doctor_check, sample_corpus};
 
 /// What doctor says of the lexical index.
 fn lexical_detail(kb: &Kb) -> String {

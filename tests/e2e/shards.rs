@@ -9,10 +9,10 @@ use std::process::Command;
 
 use serde_json::Value;
 
-use crate::support::{Kb, NO_EMBEDDINGS, copy_tree, items, sample_corpus};
+use crate::support::{Kb, NO_EMBEDDINGS, chunk_count, copy_tree, items, sample_corpus};
 
 /// The indexed documents' paths and the number of chunks.
-fn contents(kb: &Kb) -> (BTreeSet<String>, usize) {
+fn contents(kb: &Kb) -> (BTreeSet<String>, u64) {
     let db = rusqlite::Connection::open(kb.data_dir().join("kebab.sqlite")).unwrap();
     let docs = db
         .prepare("SELECT workspace_path FROM documents")
@@ -21,10 +21,7 @@ fn contents(kb: &Kb) -> (BTreeSet<String>, usize) {
         .unwrap()
         .collect::<Result<_, _>>()
         .unwrap();
-    let chunks: i64 = db
-        .query_row("SELECT count(*) FROM chunks", [], |r| r.get(0))
-        .unwrap();
-    (docs, chunks as usize)
+    (docs, chunk_count(kb))
 }
 
 fn shard(kb: &Kb, dir: &std::path::Path, which: &str) -> Value {

@@ -360,6 +360,13 @@ pub fn japanese_config() -> String {
     )
 }
 
+/// Chunks SQLite holds.
+pub fn chunk_count(kb: &Kb) -> u64 {
+    let db = rusqlite::Connection::open(kb.data_dir().join("kebab.sqlite")).unwrap();
+    db.query_row("SELECT count(*) FROM chunks", [], |r| r.get::<_, i64>(0))
+        .unwrap() as u64
+}
+
 /// Row counts of chunks, embedding records and LanceDB rows, and whether
 /// LanceDB holds exactly the chunks SQLite has.
 pub fn vector_counts(kb: &Kb) -> (usize, usize, usize, bool) {
