@@ -38,6 +38,17 @@ async function getJson(path) {
   return { ok: response.ok, body, statusText: response.statusText };
 }
 
+/** Show `text` in a status line, marked as an error when `failed`. */
+function tell(status, text, failed) {
+  status.className = failed ? "error" : "";
+  status.textContent = text;
+}
+
+/** What the page says when the server did not answer at all. */
+function unanswered(e) {
+  return "kebab serve did not answer: " + e;
+}
+
 /** An `error.v1` body as one line: its message and hint. */
 function problem(body, fallback) {
   return ((body && body.message) || fallback) + (body && body.hint ? " — " + body.hint : "");
@@ -170,14 +181,12 @@ async function search() {
   }
   const params = new URLSearchParams([["q", q], ["k", "10"], ...filterPairs()]);
   if (mode) params.set("mode", mode);
-  status.className = "";
-  status.textContent = "Searching…";
+  tell(status, "Searching…");
   try {
     const { ok, body, statusText } = await getJson("/v1/search?" + params);
     if (ticket !== latest) return; // a newer query is on its way
     if (!ok) {
-      status.className = "error";
-      status.textContent = problem(body, statusText);
+      tell(status, problem(body, statusText), true);
       results.replaceChildren();
       return;
     }
@@ -187,8 +196,7 @@ async function search() {
     status.textContent = hits.length === 0 ? "No hits." : hits.length + " hits (" + body.mode + ")";
   } catch (e) {
     if (ticket !== latest) return;
-    status.className = "error";
-    status.textContent = "kebab serve did not answer: " + e;
+    tell(status, unanswered(e), true);
   }
 }
 
@@ -279,7 +287,7 @@ async function openChunk(chunkId, cited) {
     next.dataset.chunk = after.length ? after[0].chunk_id : "";
     reader.scrollIntoView({ block: "nearest" });
   } catch (e) {
-    meta.textContent = "kebab serve did not answer: " + e;
+    meta.textContent = unanswered(e);
   }
 }
 
@@ -407,8 +415,7 @@ async function ask() {
   if (!conversation) newConversation();
   asking = true;
   document.getElementById("ask-send").disabled = true;
-  status.className = "";
-  status.textContent = "Searching and asking the model…";
+  tell(status, "Searching and asking the model…");
   const turn = turnElement(question);
   const text = turn.querySelector(".answer");
   box.value = "";
@@ -425,8 +432,7 @@ async function ask() {
     });
     if (!response.ok) {
       const body = await response.json().catch(() => null);
-      status.className = "error";
-      status.textContent = problem(body, response.statusText);
+      tell(status, problem(body, response.statusText), true);
       return;
     }
     let finished = false;
@@ -440,17 +446,14 @@ async function ask() {
         status.textContent = data.grounded ? "Answered." : "Not answered from your notes.";
       } else if (name === "error") {
         finished = true;
-        status.className = "error";
-        status.textContent = problem(data, "the ask failed");
+        tell(status, problem(data, "the ask failed"), true);
       }
     });
     if (!finished) {
-      status.className = "error";
-      status.textContent = "The answer stopped before it was finished.";
+      tell(status, "The answer stopped before it was finished.", true);
     }
   } catch (e) {
-    status.className = "error";
-    status.textContent = "kebab serve did not answer: " + e;
+    tell(status, unanswered(e), true);
   } finally {
     asking = false;
     document.getElementById("ask-send").disabled = false;
@@ -478,7 +481,7 @@ async function listSessions() {
       return li;
     }));
   } catch (e) {
-    list.replaceChildren(element("li", "failed", "kebab serve did not answer: " + e));
+    list.replaceChildren(element("li", "failed", unanswered(e)));
   }
 }
 
@@ -486,8 +489,7 @@ async function reopen(id) {
   const status = document.getElementById("ask-status");
   const { ok, body, statusText } = await getJson("/v1/show_session?session_id=" + encodeURIComponent(id));
   if (!ok) {
-    status.className = "error";
-    status.textContent = problem(body, statusText);
+    tell(status, problem(body, statusText), true);
     return;
   }
   conversation = id;
@@ -498,8 +500,7 @@ async function reopen(id) {
     turn.querySelector(".answer").append(answerNodes(t.answer || "", citations));
     turn.querySelector(".answer-meta").textContent = t.created_at || "";
   }
-  status.className = "";
-  status.textContent = "Reopened; the next question continues this conversation.";
+  tell(status, "Reopened; the next question continues this conversation.");
 }
 
 async function removeSession(id) {
@@ -513,8 +514,7 @@ async function removeSession(id) {
   const status = document.getElementById("ask-status");
   if (!response.ok) {
     const body = await response.json().catch(() => null);
-    status.className = "error";
-    status.textContent = problem(body, response.statusText);
+    tell(status, problem(body, response.statusText), true);
   }
   listSessions();
 }
@@ -548,7 +548,7 @@ async function showIndex() {
     document.getElementById("index-plugins").textContent = "Plugins: " + plugins.join(", ");
     rememberRoots(body.roots || []);
   } catch (e) {
-    stats.textContent = "kebab serve did not answer: " + e;
+    stats.textContent = unanswered(e);
   }
 }
 
@@ -583,7 +583,7 @@ async function runDoctor() {
       return element("li", c.ok ? "ok" : "failed", text);
     }));
   } catch (e) {
-    list.replaceChildren(element("li", "failed", "kebab serve did not answer: " + e));
+    list.replaceChildren(element("li", "failed", unanswered(e)));
   }
 }
 
