@@ -23,7 +23,7 @@ use kebab::embed::{Embedder, EmbeddingConfig, ModelSpec};
 use kebab::indexes::Indexes;
 use kebab::search::{Mode, Request, VectorChannel};
 use kebab::store::{NewChunk, NewDocument, Store};
-use kebab::vector::{VectorRow, VectorStore};
+use kebab::vector::{VectorPlace, VectorRow, VectorStore};
 
 const WORDS: &[&str] = &[
     "raft",
@@ -143,7 +143,8 @@ fn embedding_throughput(embedder: &Embedder, rng: &mut Rng) {
 fn synthetic_index(dir: &Path, n: usize, dims: usize, rng: &mut Rng) -> (Store, VectorStore) {
     let mut store = Store::open(&dir.join("kebab.sqlite")).unwrap();
     let root = store.add_root("bench", Path::new("/bench"), &[]).unwrap();
-    let vectors = VectorStore::open(&dir.join("lancedb"), "bench@v1", dims).unwrap();
+    let vectors =
+        VectorStore::open(&VectorPlace::Dir(dir.join("lancedb")), "bench@v1", dims).unwrap();
     for d in 0..n / 100 {
         let doc_id = format!("doc{d:06}");
         let chunks: Vec<NewChunk> = (0..100)

@@ -13,7 +13,7 @@ use kebab_search::cjk::CjkAnalyzer;
 use kebab_search::embed::{self, EmbedError, Embedder, ModelSpec, Workload};
 use kebab_search::korean::{KoreanAnalyzer, KoreanError};
 use kebab_search::search::VectorChannel;
-use kebab_store::vector::{VectorError, VectorStore};
+use kebab_store::vector::{VectorError, VectorPlace, VectorStore};
 use kebab_store::{Root, Store, StoreError, root_name_for};
 
 /// Where this invocation reads and writes.
@@ -176,6 +176,10 @@ pub enum AppError {
     Store(#[from] StoreError),
     #[error(transparent)]
     Plugins(#[from] LoadError),
+    /// `[storage] objects` is unusable for writing (unreachable, or it
+    /// ignores conditional writes).
+    #[error(transparent)]
+    Objects(#[from] VectorError),
     #[error("cannot create data directory {path}: {source}")]
     DataDir {
         path: PathBuf,
@@ -355,30 +359,52 @@ impl App {
         Ok(embedder)
     }
 
-    /// The model `spec`'s table in `vector_dir`, with the configured ANN
+    /// Where this index's vector tables live: `[storage] objects` when
+    /// set, else the data directory's `lancedb/`.
+    pub fn vector_place(&self) -> Result<VectorPlace, VectorError> {
+        VectorPlace::new(
+            self.config.storage.objects.as_deref(),
+            self.paths.vector_dir(),
+        )
+    }
+
+    /// Where an ingest writes vectors: [`App::vector_place`], checked to
+    /// take this index's writes when it is object storage (reachable,
+    /// honouring conditional writes — else two writers' commits could
+    /// overwrite each other — and this index's prefix; else nothing is
+    /// written).
+    pub fn vector_writer_place(&self) -> Result<VectorPlace, AppError> {
+        let place = self.vector_place()?;
+        if place.is_shared() {
+            place.check_writable(&self.store.index_id()?)?;
+        }
+        Ok(place)
+    }
+
+    /// The model `spec`'s table at `place`, with the configured ANN
     /// parameters.
     pub fn vector_table(
         &self,
-        vector_dir: &Path,
+        place: &VectorPlace,
         spec: &ModelSpec,
     ) -> Result<VectorStore, VectorError> {
-        let mut table = VectorStore::open(vector_dir, &spec.id(), spec.dimensions)?;
+        let mut table = VectorStore::open(place, &spec.id(), spec.dimensions)?;
         table.set_ann(self.config.search.ann());
         Ok(table)
     }
 
     /// The configured embedding model (prepared for `workload`) and its
-    /// table in `vector_dir` (`Ok(None)` when no model is configured); why
+    /// table at `place` (`Ok(None)` when no model is configured); why
     /// vector search is off when either does not load.
     pub fn load_vectors(
         &self,
-        vector_dir: &Path,
+        place: &VectorPlace,
         workload: Workload,
     ) -> Result<Option<(Embedder, VectorStore)>, VectorsOff> {
         let Some(embedder) = self.embedder_or_off(workload)? else {
             return Ok(None);
         };
-        let table = self.vector_table(vector_dir, embedder.spec())?;
+        let table = self.vector_table(place, embedder.spec())?;
         Ok(Some((embedder, table)))
     }
 
@@ -518,6 +544,17 @@ pub fn vector_hint(e: &VectorError) -> &'static str {
         VectorError::Damaged { .. } => {
             "`kebab ingest` rebuilds it from the index and the embedding cache; lexical search \
              works meanwhile"
+        }
+        VectorError::Objects { .. } | VectorError::BadObjects(_) => {
+            "check `[storage] objects` and the AWS_* variables (endpoint, keys, region; \
+             AWS_ALLOW_HTTP=true for a plain-http endpoint); `kebab doctor` checks the store"
+        }
+        VectorError::NoConditionalPut(_) => {
+            "point `[storage] objects` at a store that honours `If-None-Match: *`"
+        }
+        VectorError::ForeignIndex { .. } => {
+            "give each index its own `[storage] objects` prefix (one index per prefix until \
+             the shared PostgreSQL store: docs/design/team-mode.md)"
         }
         _ => "re-run `kebab ingest`; `--mode lexical` works without vectors",
     }

@@ -14,6 +14,7 @@ use kebab_plugin_host::config::PluginsConfig;
 use kebab_search::cjk::JapaneseConfig;
 use kebab_search::config::SearchConfig;
 use kebab_search::korean::KoreanConfig;
+use kebab_store::vector::VectorPlace;
 
 use crate::rag::RagConfig;
 use crate::watch::settings::WatchSettings;
@@ -246,6 +247,11 @@ pub struct StorageConfig {
     /// Data directory (SQLite file, installed plugins). Default:
     /// `$XDG_DATA_HOME/kebab`.
     pub data_dir: Option<String>,
+    /// Keep the vector tables in an S3-compatible bucket
+    /// (`s3://bucket/prefix`) instead of the data directory; endpoint and
+    /// credentials from the standard `AWS_*` variables. Unset: the data
+    /// directory's `lancedb/`.
+    pub objects: Option<String>,
 }
 
 /// `[indexing]`: ingest behaviour.
@@ -373,6 +379,10 @@ impl Config {
         self.plugins.check_bounds()?;
         self.ocr.check_bounds()?;
         self.serve.check()?;
+        if let Some(objects) = &self.storage.objects {
+            VectorPlace::new(Some(objects), PathBuf::new())
+                .map_err(|e| format!("[storage] objects: {e}"))?;
+        }
         self.watch.check()
     }
 

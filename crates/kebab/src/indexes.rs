@@ -3,12 +3,10 @@
 //! them is off. How each is loaded is [`App`]'s; a reader's are cached by
 //! the `api::Session`.
 
-use std::path::{Path, PathBuf};
-
 use kebab_search::cjk::CjkAnalyzer;
 use kebab_search::embed::{Embedder, Workload};
 use kebab_search::search::VectorChannel;
-use kebab_store::vector::{VectorError, VectorStore};
+use kebab_store::vector::{VectorError, VectorPlace, VectorStore};
 
 use crate::app::{App, VectorsOff};
 
@@ -20,9 +18,9 @@ pub struct Indexes {
     pub vectors: Option<(Embedder, VectorStore)>,
     /// Why an index is off, each with a hint.
     pub warnings: Vec<String>,
-    /// A writer's vector directory ([`Indexes::for_ingest`]), and its
+    /// A writer's vector place ([`Indexes::for_ingest`]), and its
     /// embedding model with the damage when the table there did not open.
-    writer: Option<(PathBuf, Option<(Embedder, VectorError)>)>,
+    writer: Option<(VectorPlace, Option<(Embedder, VectorError)>)>,
 }
 
 /// No dictionaries (Chinese only, its dictionary built in), no vectors.
@@ -42,40 +40,50 @@ impl Indexes {
     /// load the embedding model at all. Problems become warnings, so
     /// lexical work always proceeds.
     pub fn open(app: &App, vectors: bool) -> Indexes {
-        let dir = app.paths.vector_dir();
-        Indexes::open_with_vectors_in(app, vectors.then_some(dir.as_path()))
+        if !vectors {
+            return Indexes::open_with_vectors_in(app, None);
+        }
+        match app.vector_place() {
+            Ok(place) => Indexes::open_with_vectors_in(app, Some(&place)),
+            Err(e) => {
+                let mut out = Indexes::open_with_vectors_in(app, None);
+                out.warnings.push(VectorsOff::from(e).reason);
+                out
+            }
+        }
     }
 
-    /// As [`Indexes::open`] for an ingest, with the vector table kept in
-    /// `vector_dir` (the index's own, or a separate one such as `kebab eval
-    /// beir`'s). A damaged table is left for [`Indexes::repair_vectors`].
-    pub fn for_ingest(app: &App, vector_dir: &Path) -> Indexes {
+    /// As [`Indexes::open`] for an ingest, with the vector table kept at
+    /// `place` (the index's own — see [`App::vector_writer_place`] — or a
+    /// separate one such as `kebab eval beir`'s). A damaged table is left
+    /// for [`Indexes::repair_vectors`].
+    pub fn for_ingest(app: &App, place: VectorPlace) -> Indexes {
         let mut out = Indexes::open_with_vectors_in(app, None);
         let mut damaged = None;
         match app.embedder_or_off(Workload::Many) {
             Ok(None) => {}
-            Ok(Some(embedder)) => match app.vector_table(vector_dir, embedder.spec()) {
+            Ok(Some(embedder)) => match app.vector_table(&place, embedder.spec()) {
                 Ok(table) => out.vectors = Some((embedder, table)),
                 Err(e @ VectorError::Damaged { .. }) => damaged = Some((embedder, e)),
                 Err(e) => out.warnings.push(VectorsOff::from(e).reason),
             },
             Err(off) => out.warnings.push(off.reason),
         }
-        out.writer = Some((vector_dir.to_path_buf(), damaged));
+        out.writer = Some((place, damaged));
         out
     }
 
-    /// As [`Indexes::open`], with the vector table kept in `vector_dir`
-    /// (a separate index) when given.
-    fn open_with_vectors_in(app: &App, vector_dir: Option<&Path>) -> Indexes {
+    /// As [`Indexes::open`], with the vector table kept at `place` when
+    /// given.
+    fn open_with_vectors_in(app: &App, place: Option<&VectorPlace>) -> Indexes {
         let (cjk, warnings) = app.cjk();
         let mut out = Indexes {
             cjk,
             warnings,
             ..Indexes::default()
         };
-        if let Some(vector_dir) = vector_dir {
-            match app.load_vectors(vector_dir, Workload::Many) {
+        if let Some(place) = place {
+            match app.load_vectors(place, Workload::Many) {
                 Ok(v) => out.vectors = v,
                 Err(off) => out.warnings.push(off.reason),
             }
@@ -89,7 +97,7 @@ impl Indexes {
     /// every chunk's row again from the embedding cache (the model embeds
     /// what the cache lacks) — and a warning says so. Nothing for a reader.
     pub fn repair_vectors(&mut self) {
-        let Some((dir, damaged)) = self.writer.as_mut() else {
+        let Some((place, damaged)) = self.writer.as_mut() else {
             return;
         };
         let (embedder, damage) = match (self.vectors.take(), damaged.take()) {
@@ -104,7 +112,7 @@ impl Indexes {
             (None, None) => return,
         };
         let spec = embedder.spec();
-        match VectorStore::rebuild(dir, &spec.id(), spec.dimensions) {
+        match VectorStore::rebuild(place, &spec.id(), spec.dimensions) {
             Ok(table) => {
                 self.warnings.push(format!(
                     "{damage}: rebuilt it; every chunk's vector is added again from the \

@@ -385,6 +385,33 @@ impl Store {
         }
     }
 
+    /// This index's identity: made (random) the first time it is asked
+    /// for and kept in `schema_meta`, so a shared place (object storage)
+    /// can tell this index's data from another's.
+    pub fn index_id(&self) -> Result<String, StoreError> {
+        let fresh = blake3::hash(
+            format!(
+                "{}/{}/{:?}",
+                now_rfc3339(),
+                std::process::id(),
+                std::time::SystemTime::now()
+            )
+            .as_bytes(),
+        )
+        .to_hex()[..32]
+            .to_string();
+        self.conn.execute(
+            "INSERT INTO schema_meta (key, value) VALUES ('index_id', ?1)
+             ON CONFLICT(key) DO NOTHING",
+            params![fresh],
+        )?;
+        Ok(self.conn.query_row(
+            "SELECT value FROM schema_meta WHERE key = 'index_id'",
+            [],
+            |r| r.get(0),
+        )?)
+    }
+
     /// Whether this index was opened read-only.
     pub fn is_read_only(&self) -> bool {
         self.conn.is_readonly(rusqlite::MAIN_DB).unwrap_or(false)

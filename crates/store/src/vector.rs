@@ -1,5 +1,7 @@
 //! The vector index: one LanceDB table per (model, dimensions) under the
-//! data directory's `lancedb/`, rows `(chunk_id, doc_id, vector)`.
+//! data directory's `lancedb/` — or, in a team deployment, under a prefix
+//! of an S3-compatible bucket shared by every shard and replica
+//! ([`VectorPlace`]) — rows `(chunk_id, doc_id, vector)`.
 //!
 //! SQLite stays the source of truth: `embedding_records` says which chunks
 //! have a row here, and [`crate::ingest`] reconciles the two after every
@@ -13,8 +15,9 @@
 //! ([`VectorStore::rebuild`]) from SQLite and the embedding cache.
 
 use std::collections::HashMap;
-use std::path::Path;
+use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::Duration;
 
 use arrow_array::types::Float32Type;
 use arrow_array::{Array, FixedSizeListArray, Float32Array, RecordBatch, StringArray};
@@ -36,12 +39,255 @@ pub enum VectorError {
     Damaged { table: String, message: String },
     #[error("cannot start the vector index runtime: {0}")]
     Runtime(String),
+    /// `[storage] objects` is not an `s3://bucket/prefix` address.
+    #[error(
+        "`{0}` is not an object-storage address (hint: `s3://bucket/prefix`, with \
+         AWS_ENDPOINT_URL, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and AWS_REGION in the \
+         environment)"
+    )]
+    BadObjects(String),
+    /// The object store could not be reached or refused a request.
+    #[error("object storage {place}: {message}")]
+    Objects { place: String, message: String },
+    /// The prefix holds another index's vectors: each index needs its own
+    /// (an ingest reconciles the table with its own index, and would
+    /// remove the other's rows).
+    #[error(
+        "object storage {place} holds the vectors of another index ({owner}); this index is \
+         {index}"
+    )]
+    ForeignIndex {
+        place: String,
+        owner: String,
+        index: String,
+    },
+    /// The object store accepted a second create of one key: it ignores
+    /// `If-None-Match`, so two writers' commits could overwrite each other.
+    #[error(
+        "object storage {0} ignores conditional writes (`If-None-Match: *`): two writers \
+         could overwrite each other's commits, so kebab will not write there (hint: use a \
+         store that supports conditional PUT — AWS S3, MinIO, Ceph RGW, Cloudflare R2)"
+    )]
+    NoConditionalPut(String),
     #[error("vector has {got} dimensions, table {table} holds {expected}")]
     Dimensions {
         table: String,
         expected: usize,
         got: usize,
     },
+}
+
+/// How often a reader of a table on object storage looks for a newer
+/// version: the bound on how stale a replica's vectors can be. (A table in
+/// a local directory is refreshed when SQLite says an ingest committed.)
+pub const SHARED_READ_CONSISTENCY: Duration = Duration::from_secs(1);
+
+/// Where the vector tables live.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum VectorPlace {
+    /// A LanceDB directory on this machine.
+    Dir(PathBuf),
+    /// A prefix of an S3-compatible bucket (`s3://bucket/prefix`), read
+    /// and written by every shard and replica of a team deployment. The
+    /// endpoint and credentials come from the standard `AWS_*` variables
+    /// (`AWS_ENDPOINT_URL`, `AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`,
+    /// `AWS_REGION`, `AWS_ALLOW_HTTP`), which lance and the check below
+    /// both read.
+    Objects(String),
+}
+
+impl VectorPlace {
+    /// The place `[storage] objects` names when set (checked to be an
+    /// `s3://bucket[/prefix]` address), else the directory `dir`.
+    pub fn new(objects: Option<&str>, dir: PathBuf) -> Result<VectorPlace, VectorError> {
+        let Some(uri) = objects else {
+            return Ok(VectorPlace::Dir(dir));
+        };
+        let bucket = uri.strip_prefix("s3://").map(|rest| rest.split('/').next());
+        match bucket {
+            Some(Some(bucket)) if !bucket.is_empty() => {
+                Ok(VectorPlace::Objects(uri.trim_end_matches('/').to_string()))
+            }
+            _ => Err(VectorError::BadObjects(uri.to_string())),
+        }
+    }
+
+    /// Whether the tables are shared on object storage.
+    pub fn is_shared(&self) -> bool {
+        matches!(self, VectorPlace::Objects(_))
+    }
+
+    /// The place as LanceDB's `connect` takes it.
+    fn uri(&self) -> String {
+        match self {
+            VectorPlace::Dir(dir) => dir.to_string_lossy().into_owned(),
+            VectorPlace::Objects(uri) => uri.clone(),
+        }
+    }
+
+    /// Make sure the index `index_id` may write here. For object storage:
+    /// it is reachable; it honours conditional writes — the same new key
+    /// created twice with `If-None-Match: *` must fail the second time, or
+    /// two writers' commits could overwrite each other
+    /// ([`VectorError::NoConditionalPut`]); and the prefix is this index's
+    /// (claimed on first use: [`VectorError::ForeignIndex`] otherwise).
+    /// Nothing to check for a local directory.
+    pub fn check_writable(&self, index_id: &str) -> Result<(), VectorError> {
+        let VectorPlace::Objects(uri) = self else {
+            return Ok(());
+        };
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| VectorError::Runtime(e.to_string()))?;
+        runtime.block_on(async {
+            let (store, prefix) = s3_at(uri)?;
+            conditional_put_honoured(uri, &store, &prefix).await?;
+            claim(uri, &store, &prefix, index_id).await
+        })
+    }
+}
+
+/// The failure of a request to the object store at `uri`, said briefly.
+fn objects_failed(uri: &str, e: impl std::fmt::Display) -> VectorError {
+    VectorError::Objects {
+        place: uri.to_string(),
+        message: brief(&e.to_string()),
+    }
+}
+
+/// Lance wraps a store's failure in debug dumps of its errors
+/// (`IO { source: Generic { … message: "Connection refused" } … }`): the
+/// sentence before the first dump, with the innermost `message` (the
+/// operating system's or the server's words) when there is one.
+fn brief(message: &str) -> String {
+    let head = message.split(" { ").next().unwrap_or(message).trim();
+    let innermost = message
+        .rsplit_once("message: \"")
+        .and_then(|(_, rest)| rest.split_once('"'))
+        .map(|(reason, _)| reason);
+    let mut out = match innermost {
+        Some(reason) => format!("{head} ({reason})"),
+        None => head.to_string(),
+    };
+    if out.chars().count() > 400 {
+        out = out.chars().take(400).collect::<String>() + "…";
+    }
+    out
+}
+
+/// A client for the bucket of `uri` (settings from the `AWS_*`
+/// variables), and the prefix inside it.
+fn s3_at(uri: &str) -> Result<(object_store::aws::AmazonS3, String), VectorError> {
+    let store = object_store::aws::AmazonS3Builder::from_env()
+        .with_url(uri)
+        .with_retry(object_store::RetryConfig {
+            max_retries: 2,
+            retry_timeout: Duration::from_secs(10),
+            ..Default::default()
+        })
+        .build()
+        .map_err(|e| objects_failed(uri, e))?;
+    let prefix = uri
+        .strip_prefix("s3://")
+        .and_then(|rest| rest.split_once('/'))
+        .map_or("", |(_, prefix)| prefix);
+    Ok((store, prefix.to_string()))
+}
+
+/// The key under `prefix` that names the index whose vectors it holds.
+fn owner_key(prefix: &str) -> object_store::path::Path {
+    object_store::path::Path::from(format!("{prefix}/_kebab/index"))
+}
+
+/// Create one probe key twice with `If-None-Match: *` under `prefix`, then
+/// delete it.
+async fn conditional_put_honoured(
+    uri: &str,
+    store: &object_store::aws::AmazonS3,
+    prefix: &str,
+) -> Result<(), VectorError> {
+    use object_store::{ObjectStore, ObjectStoreExt, PutMode, PutOptions, path::Path};
+    let failed = |e: object_store::Error| objects_failed(uri, e);
+    let probe = Path::from(format!(
+        "{prefix}/_kebab/conditional-put-{}",
+        kebab_core::clock::now_rfc3339().replace(':', "")
+    ));
+    let create = || PutOptions {
+        mode: PutMode::Create,
+        ..Default::default()
+    };
+    store
+        .put_opts(&probe, "1".into(), create())
+        .await
+        .map_err(failed)?;
+    let second = store.put_opts(&probe, "2".into(), create()).await;
+    let _ = store.delete(&probe).await;
+    match second {
+        Err(object_store::Error::AlreadyExists { .. }) => Ok(()),
+        Ok(_) => Err(VectorError::NoConditionalPut(uri.to_string())),
+        Err(e) => Err(failed(e)),
+    }
+}
+
+/// Claim `prefix` for the index `index_id` (a conditional create, so two
+/// indexes racing for a fresh prefix cannot both win), or check that it is
+/// already this index's.
+async fn claim(
+    uri: &str,
+    store: &object_store::aws::AmazonS3,
+    prefix: &str,
+    index_id: &str,
+) -> Result<(), VectorError> {
+    use object_store::{ObjectStore, ObjectStoreExt, PutMode, PutOptions};
+    let failed = |e: object_store::Error| objects_failed(uri, e);
+    let key = owner_key(prefix);
+    let create = PutOptions {
+        mode: PutMode::Create,
+        ..Default::default()
+    };
+    match store
+        .put_opts(&key, index_id.to_string().into(), create)
+        .await
+    {
+        Ok(_) => return Ok(()),
+        Err(object_store::Error::AlreadyExists { .. }) => {}
+        Err(e) => return Err(failed(e)),
+    }
+    let owner = store
+        .get(&key)
+        .await
+        .map_err(failed)?
+        .bytes()
+        .await
+        .map_err(failed)?;
+    let owner = String::from_utf8_lossy(&owner).trim().to_string();
+    match owner == index_id {
+        true => Ok(()),
+        false => Err(VectorError::ForeignIndex {
+            place: uri.to_string(),
+            owner,
+            index: index_id.to_string(),
+        }),
+    }
+}
+
+/// Drop the table `name` at `uri` (missing is fine).
+fn drop_shared_table(uri: &str, name: &str) -> Result<(), String> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| e.to_string())?;
+    runtime.block_on(async {
+        let db = lancedb::connect(uri)
+            .execute()
+            .await
+            .map_err(|e| e.to_string())?;
+        match db.drop_table(name, &[]).await {
+            Ok(()) | Err(lancedb::Error::TableNotFound { .. }) => Ok(()),
+            Err(e) => Err(e.to_string()),
+        }
+    })
 }
 
 /// Rows per delete predicate.
@@ -55,6 +301,12 @@ const COMPACT_FRAGMENTS: usize = 16;
 /// kebab's readers never stay on an old version (see [`VectorStore::prune`])
 /// and every version kept holds on to the files compaction replaced.
 pub const PRUNE_AFTER: lancedb::table::Duration = lancedb::table::Duration::minutes(1);
+
+/// [`PRUNE_AFTER`] for a table on object storage, read by replicas on other
+/// machines that move to a new version only every
+/// [`SHARED_READ_CONSISTENCY`]: long enough that no query in flight on any
+/// replica still reads a pruned version.
+pub const SHARED_PRUNE_AFTER: lancedb::table::Duration = lancedb::table::Duration::minutes(10);
 
 /// Parts the ANN index may have: a query searches every part (at 100k
 /// chunks, twelve parts of ~8k rows took a vector query from ~9 to ~22 ms).
@@ -209,6 +461,8 @@ pub struct VectorStore {
     schema: SchemaRef,
     /// What [`VectorStore::search`] asks of the index.
     ann: AnnParams,
+    /// The table is on object storage, shared with other machines.
+    shared: bool,
 }
 
 impl std::fmt::Debug for VectorStore {
@@ -229,9 +483,13 @@ fn quoted_list(values: &[String]) -> String {
 
 impl VectorStore {
     /// Open (creating when missing) the table for `model_id` and
-    /// `dimensions` in the LanceDB directory `dir`. A table whose files
-    /// lance cannot read is [`VectorError::Damaged`].
-    pub fn open(dir: &Path, model_id: &str, dimensions: usize) -> Result<VectorStore, VectorError> {
+    /// `dimensions` at `place`. A table whose files lance cannot read is
+    /// [`VectorError::Damaged`].
+    pub fn open(
+        place: &VectorPlace,
+        model_id: &str,
+        dimensions: usize,
+    ) -> Result<VectorStore, VectorError> {
         quiet_lance_panics();
         let name = table_name(model_id, dimensions);
         let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -251,19 +509,29 @@ impl VectorStore {
                 false,
             ),
         ]));
-        let lance = |e: lancedb::Error| VectorError::Lance {
-            table: name.clone(),
-            message: e.to_string(),
+        // On object storage a table that does not open is most likely a
+        // store that is down or refused the request — never called damage,
+        // which a writer answers by dropping the table.
+        let lance = |e: lancedb::Error| match place {
+            VectorPlace::Objects(uri) => objects_failed(uri, e),
+            VectorPlace::Dir(_) => VectorError::Lance {
+                table: name.clone(),
+                message: e.to_string(),
+            },
         };
-        let damaged = |e: lancedb::Error| VectorError::Damaged {
-            table: name.clone(),
-            message: e.to_string(),
+        let damaged = |e: lancedb::Error| match place {
+            VectorPlace::Objects(uri) => objects_failed(uri, e),
+            VectorPlace::Dir(_) => VectorError::Damaged {
+                table: name.clone(),
+                message: e.to_string(),
+            },
         };
         let table = guarded(&runtime, &name, async {
-            let db = lancedb::connect(&dir.to_string_lossy())
-                .execute()
-                .await
-                .map_err(lance)?;
+            let mut connect = lancedb::connect(&place.uri());
+            if place.is_shared() {
+                connect = connect.read_consistency_interval(SHARED_READ_CONSISTENCY);
+            }
+            let db = connect.execute().await.map_err(lance)?;
             let names = db.table_names().execute().await.map_err(lance)?;
             if names.contains(&name) {
                 db.open_table(&name).execute().await.map_err(damaged)
@@ -281,43 +549,54 @@ impl VectorStore {
             dimensions,
             schema,
             ann: AnnParams::default(),
+            shared: place.is_shared(),
         })
     }
 
     /// Read every row's id back: [`VectorError::Damaged`] when the
     /// table's files cannot all be read (a garbled data file, a deleted
-    /// fragment), which a plain open does not notice.
+    /// fragment), which a plain open does not notice. On object storage a
+    /// failed read stays the store's error: it may be the network.
     pub fn check(&self) -> Result<(), VectorError> {
         match self.chunk_ids() {
             Ok(_) => Ok(()),
-            Err(VectorError::Lance { table, message }) => {
+            Err(VectorError::Lance { table, message }) if !self.shared => {
                 Err(VectorError::Damaged { table, message })
             }
             Err(e) => Err(e),
         }
     }
 
-    /// Delete the table for `model_id` and `dimensions` in `dir`, whatever
-    /// state its files are in, and create it again empty. Only for a
-    /// writer holding the writer lock, with no handle on the table open.
+    /// Delete the table for `model_id` and `dimensions` at `place`,
+    /// whatever state its files are in, and create it again empty. Only
+    /// for a writer holding the writer lock, with no handle on the table
+    /// open. On object storage the table is dropped through LanceDB.
     pub fn rebuild(
-        dir: &Path,
+        place: &VectorPlace,
         model_id: &str,
         dimensions: usize,
     ) -> Result<VectorStore, VectorError> {
         let name = table_name(model_id, dimensions);
         tracing::warn!(table = %name, "rebuilding the vector table");
-        let files = dir.join(format!("{name}.lance"));
-        match std::fs::remove_dir_all(&files) {
-            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-                return Err(VectorError::Lance {
-                    table: name,
-                    message: format!("cannot remove {}: {e}", files.display()),
-                });
+        let removed = match place {
+            VectorPlace::Dir(dir) => {
+                let files = dir.join(format!("{name}.lance"));
+                match std::fs::remove_dir_all(&files) {
+                    Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                        Err(format!("cannot remove {}: {e}", files.display()))
+                    }
+                    _ => Ok(()),
+                }
             }
-            _ => {}
+            VectorPlace::Objects(uri) => drop_shared_table(uri, &name),
+        };
+        if let Err(message) = removed {
+            return Err(VectorError::Lance {
+                table: name,
+                message,
+            });
         }
-        VectorStore::open(dir, model_id, dimensions)
+        VectorStore::open(place, model_id, dimensions)
     }
 
     fn err(&self, e: impl std::fmt::Display) -> VectorError {
@@ -343,6 +622,15 @@ impl VectorStore {
     /// since this handle was opened are searched too.
     pub fn refresh(&self) -> Result<(), VectorError> {
         self.run(self.table.checkout_latest())
+    }
+
+    /// How old a version must be before [`VectorStore::prune`] may delete
+    /// it here: [`PRUNE_AFTER`], or [`SHARED_PRUNE_AFTER`] on object storage.
+    pub fn prune_grace(&self) -> lancedb::table::Duration {
+        match self.shared {
+            true => SHARED_PRUNE_AFTER,
+            false => PRUNE_AFTER,
+        }
     }
 
     /// The table's name.
@@ -685,6 +973,45 @@ fn strings(batch: &RecordBatch, column: &str) -> Result<Vec<String>, String> {
 mod tests {
     use super::*;
 
+    #[test]
+    fn a_store_failure_reads_as_a_sentence_and_its_innermost_reason() {
+        let lance = "Invalid input, Failed to connect to namespace: IO { source: Generic { \
+            store: \"S3\", source: ListRequest { source: RetryError(RetryErrorImpl { inner: \
+            Http(HttpError { kind: Connect, source: Os { code: 111, kind: ConnectionRefused, \
+            message: \"Connection refused\" } }) }) } }, location: Location { line: 1576 } }";
+        assert_eq!(
+            brief(lance),
+            "Invalid input, Failed to connect to namespace: IO (Connection refused)"
+        );
+        assert_eq!(
+            brief("HTTP error: error sending request"),
+            "HTTP error: error sending request"
+        );
+        assert!(brief(&"x".repeat(1000)).chars().count() <= 401);
+    }
+
+    #[test]
+    fn objects_must_name_a_bucket() {
+        let dir = PathBuf::from("/d");
+        assert_eq!(
+            VectorPlace::new(None, dir.clone()).unwrap(),
+            VectorPlace::Dir(dir.clone())
+        );
+        assert_eq!(
+            VectorPlace::new(Some("s3://team-kb/vectors/"), dir.clone()).unwrap(),
+            VectorPlace::Objects("s3://team-kb/vectors".into())
+        );
+        for bad in ["s3://", "s3:///x", "gs://b/p", "/srv/vectors", "team-kb"] {
+            assert!(
+                matches!(
+                    VectorPlace::new(Some(bad), dir.clone()),
+                    Err(VectorError::BadObjects(_))
+                ),
+                "{bad}"
+            );
+        }
+    }
+
     fn unit(i: usize, dims: usize) -> Vec<f32> {
         let mut v = vec![0.0; dims];
         v[i % dims] = 1.0;
@@ -702,7 +1029,7 @@ mod tests {
     #[test]
     fn add_search_delete_and_reopen() {
         let dir = tempfile::tempdir().unwrap();
-        let store = VectorStore::open(dir.path(), "m@v1", 4).unwrap();
+        let store = VectorStore::open(&VectorPlace::Dir(dir.path().into()), "m@v1", 4).unwrap();
         let rows: Vec<VectorRow> = (0..4)
             .map(|i| VectorRow {
                 chunk_id: format!("c{i}"),
@@ -723,7 +1050,7 @@ mod tests {
         left.sort();
         assert_eq!(left, vec!["c2"]);
         drop(store);
-        let again = VectorStore::open(dir.path(), "m@v1", 4).unwrap();
+        let again = VectorStore::open(&VectorPlace::Dir(dir.path().into()), "m@v1", 4).unwrap();
         assert_eq!(again.count().unwrap(), 1);
         assert!(matches!(
             again.search(&[1.0], 1),
@@ -795,7 +1122,7 @@ mod tests {
     #[test]
     fn an_index_is_built_past_the_threshold_and_takes_in_new_rows() {
         let dir = tempfile::tempdir().unwrap();
-        let store = VectorStore::open(dir.path(), "m@v1", 16).unwrap();
+        let store = VectorStore::open(&VectorPlace::Dir(dir.path().into()), "m@v1", 16).unwrap();
         let mut seed = 7u64;
         let mut random = || {
             let v: Vec<f32> = (0..16)
@@ -903,7 +1230,7 @@ mod tests {
     #[test]
     fn many_fragments_and_deletions_are_compacted() {
         let dir = tempfile::tempdir().unwrap();
-        let store = VectorStore::open(dir.path(), "m@v1", 4).unwrap();
+        let store = VectorStore::open(&VectorPlace::Dir(dir.path().into()), "m@v1", 4).unwrap();
         add_batches(&store, 20, 5);
         let (before, after) = store.compact().unwrap();
         assert_eq!((before.fragments, before.rows), (20, 100));
@@ -929,7 +1256,7 @@ mod tests {
     }
 
     /// Bytes of every file under `dir`.
-    fn disk_bytes(dir: &Path) -> u64 {
+    fn disk_bytes(dir: &std::path::Path) -> u64 {
         std::fs::read_dir(dir)
             .unwrap()
             .flatten()
@@ -943,7 +1270,7 @@ mod tests {
     #[test]
     fn pruning_deletes_what_old_versions_held_and_keeps_the_latest() {
         let dir = tempfile::tempdir().unwrap();
-        let store = VectorStore::open(dir.path(), "m@v1", 4).unwrap();
+        let store = VectorStore::open(&VectorPlace::Dir(dir.path().into()), "m@v1", 4).unwrap();
         add_batches(&store, 40, 50);
         store
             .delete_docs(&(0..10).map(|d| format!("d{d}")).collect::<Vec<_>>())
@@ -959,7 +1286,7 @@ mod tests {
         assert!(after < before, "{after} >= {before}");
         assert_eq!(store.count().unwrap(), 1500);
         // A fresh handle on the pruned table reads every row.
-        let reopened = VectorStore::open(dir.path(), "m@v1", 4).unwrap();
+        let reopened = VectorStore::open(&VectorPlace::Dir(dir.path().into()), "m@v1", 4).unwrap();
         assert_eq!(reopened.count().unwrap(), 1500);
         assert_eq!(reopened.search(&unit(1, 4), 10).unwrap().len(), 10);
     }

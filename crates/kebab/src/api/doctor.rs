@@ -178,12 +178,26 @@ fn index_checks(app: &App) -> Vec<(&'static str, CheckResult)> {
         ),
         ("roots_fresh", roots_check(app)),
     ];
+    if let Some(objects) = &app.config.storage.objects {
+        out.push(("object_storage", object_storage_check(app, objects)));
+    }
     if out[0].1.is_ok() {
         out.insert(1, ("full_text_index", full_text_check(app)));
         out.insert(2, ("lexical_index", lexical_check(app)));
     }
     out.extend(search_index_checks(app));
     out
+}
+
+/// `[storage] objects`: reachable with the `AWS_*` settings, and honouring
+/// conditional writes (an ingest refuses to write to a store that does not).
+fn object_storage_check(app: &App, objects: &str) -> CheckResult {
+    app.vector_writer_place()
+        .map(|_| format!("{objects} (reachable; conditional writes honoured)"))
+        .map_err(|e| match &e {
+            crate::app::AppError::Objects(v) => (e.to_string(), crate::app::vector_hint(v).into()),
+            _ => (e.to_string(), "`kebab doctor` checks the store".into()),
+        })
 }
 
 /// How long a root neither watched nor synced stays healthy.
@@ -451,7 +465,8 @@ fn embedding_check(app: &App) -> CheckResult {
         (e.to_string(), crate::app::vector_hint(&e).to_string())
     };
     let table = app
-        .vector_table(&app.paths.vector_dir(), spec)
+        .vector_place()
+        .and_then(|place| app.vector_table(&place, spec))
         .map_err(failed)?;
     table.check().map_err(failed)?;
     let n = table.count().map_err(failed)?;

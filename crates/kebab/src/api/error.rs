@@ -409,6 +409,7 @@ fn classify_one(cause: &(dyn StdError + 'static)) -> Option<Classified> {
             )),
             AppError::Config(e) => classify_one(e),
             AppError::Store(e) => classify_one(e),
+            AppError::Objects(e) => classify_one(e),
             AppError::Plugins(_) => None,
         };
     }
@@ -448,11 +449,18 @@ fn classify_one(cause: &(dyn StdError + 'static)) -> Option<Classified> {
     if let Some(e) = cause.downcast_ref::<StoreError>() {
         return Some(classify_store(e));
     }
-    if let Some(e @ VectorError::Damaged { .. }) = cause.downcast_ref::<VectorError>() {
-        return Some(Classified::new(
-            "vector_index_damaged",
-            crate::app::vector_hint(e),
-        ));
+    if let Some(e) = cause.downcast_ref::<VectorError>() {
+        let code = match e {
+            VectorError::Damaged { .. } => Some("vector_index_damaged"),
+            VectorError::Objects { .. }
+            | VectorError::BadObjects(_)
+            | VectorError::NoConditionalPut(_)
+            | VectorError::ForeignIndex { .. } => Some("object_storage"),
+            _ => None,
+        };
+        if let Some(code) = code {
+            return Some(Classified::new(code, crate::app::vector_hint(e)));
+        }
     }
     if let Some(LockError::OtherUser { pid, uid, .. }) = cause.downcast_ref::<LockError>() {
         return Some(

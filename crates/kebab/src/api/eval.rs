@@ -17,6 +17,7 @@ use crate::ingest::VectorReport;
 use kebab_search::fusion::Fusion;
 use kebab_search::rerank::Reranker;
 use kebab_search::search::{Mode, Request, SearchError};
+use kebab_store::vector::VectorPlace;
 
 /// `eval_report.v1`: a golden suite measured per mode (`kebab eval run`).
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
@@ -469,7 +470,9 @@ impl Session {
             corpus_dir.display()
         ));
         let plugins = app.plugins()?;
-        let mut indexes = Indexes::for_ingest(app, &eval_app.paths.vector_dir());
+        // A BEIR index is a throw-away of this machine's, never the
+        // shared object store.
+        let mut indexes = Indexes::for_ingest(app, VectorPlace::Dir(eval_app.paths.vector_dir()));
         let cancel = AtomicBool::new(false);
         let ingest = crate::ingest::ingest(
             &mut eval_app,

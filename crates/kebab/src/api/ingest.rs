@@ -84,7 +84,7 @@ impl Session {
         for w in &plugins.warnings {
             note(w.clone());
         }
-        let mut indexes = Indexes::for_ingest(app, &app.paths.vector_dir());
+        let mut indexes = Indexes::for_ingest(app, app.vector_writer_place()?);
         Ok(crate::ingest::ingest(
             app,
             &plugins,
@@ -109,7 +109,7 @@ impl Session {
         if plugins.registry.get(name).is_none() {
             return Err(ApiError::UnknownPlugin(name.to_string()));
         }
-        let mut indexes = Indexes::for_ingest(&app, &app.paths.vector_dir());
+        let mut indexes = Indexes::for_ingest(&app, app.vector_writer_place()?);
         Ok(crate::ingest::reindex(
             &mut app,
             &plugins,
@@ -143,7 +143,7 @@ impl Session {
                 "the index has no roots to watch: name a directory (`kebab watch ~/notes`)",
             ));
         }
-        let mut indexes = Indexes::for_ingest(&app, &app.paths.vector_dir());
+        let mut indexes = Indexes::for_ingest(&app, app.vector_writer_place()?);
         let settings = app.config.watch.clone();
         Ok(crate::watch::watch(
             &mut app,

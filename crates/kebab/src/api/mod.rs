@@ -314,7 +314,11 @@ impl Session {
         let loaded = self
             .loaded
             .vectors
-            .get_or_init(|| app.load_vectors(&app.paths.vector_dir(), self.workload))
+            .get_or_init(|| {
+                app.vector_place()
+                    .map_err(VectorsOff::from)
+                    .and_then(|place| app.load_vectors(&place, self.workload))
+            })
             .as_ref()
             .map_err(Clone::clone)?;
         let Some((embedder, table)) = loaded else {

@@ -146,7 +146,9 @@ impl Session {
             &app.paths.cache_dir,
         );
         if let Ok(Some(spec)) = spec
-            && let Ok(table) = app.vector_table(&app.paths.vector_dir(), &spec)
+            && let Ok(table) = app
+                .vector_place()
+                .and_then(|place| app.vector_table(&place, &spec))
             && let Err(e) = table.delete_docs(&doc_ids)
         {
             tracing::warn!(error = %e, "vectors of the removed root left for the next ingest");

@@ -210,7 +210,7 @@ pub fn sync_vectors(
         report.ann_index = vectors.ensure_index(ann_min_rows, report.done())?;
     }
     report.index_parts = vectors.layout()?.index_parts;
-    vectors.prune(kebab_store::vector::PRUNE_AFTER)?;
+    vectors.prune(vectors.prune_grace())?;
     timings.vector_store_ms += elapsed_ms(t);
     Ok(report)
 }
