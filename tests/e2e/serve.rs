@@ -208,8 +208,8 @@ impl Drop for Server {
 
 /// An HTTP answer.
 #[derive(Debug)]
-struct Answer {
-    status: u16,
+pub(crate) struct Answer {
+    pub(crate) status: u16,
     /// Header lines, lowercased names.
     headers: Vec<(String, String)>,
     body: String,
@@ -230,7 +230,7 @@ impl Answer {
 
 /// One HTTP/1.1 request with exactly these headers (and a body), on a
 /// connection of its own.
-fn http(
+pub(crate) fn http(
     addr: &str,
     method: &str,
     path: &str,

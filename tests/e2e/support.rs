@@ -1,7 +1,9 @@
 //! Helpers for driving the real `kebab` binary.
 
+use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Child, Command, Output};
+use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
@@ -138,9 +140,16 @@ impl Kb {
 
     /// Run with `--json`; the last stdout line parsed, and the exit code.
     pub fn json(&self, args: &[&str]) -> (Value, i32) {
-        let mut all = vec!["--json"];
-        all.extend_from_slice(args);
-        let out = self.run(&all);
+        self.json_with(args, &[])
+    }
+
+    /// [`Kb::json`] with the variables `env` set.
+    pub fn json_with(&self, args: &[&str], env: &[(&str, &str)]) -> (Value, i32) {
+        let out = self
+            .cmd(&[&["--json"], args].concat())
+            .envs(env.iter().copied())
+            .output()
+            .expect("run kebab");
         let stdout = String::from_utf8_lossy(&out.stdout);
         let last = stdout.lines().last().unwrap_or_else(|| {
             panic!(
@@ -367,6 +376,35 @@ pub fn chunk_count(kb: &Kb) -> u64 {
         .unwrap() as u64
 }
 
+/// A free port on loopback (free when asked; the caller binds it next).
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("bind loopback")
+        .port()
+}
+
+/// Wait until `child`, a server started on `port`, accepts connections;
+/// panic with its stderr (and `hint`) if it exits first or takes longer
+/// than `within`.
+pub fn wait_listening(child: &mut Child, port: u16, within: Duration, hint: &str) {
+    let deadline = Instant::now() + within;
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        if let Some(status) = child.try_wait().expect("poll the server") {
+            let mut err = String::new();
+            if let Some(mut stderr) = child.stderr.take() {
+                let _ = stderr.read_to_string(&mut err);
+            }
+            panic!("the server exited ({status}): {err}\n({hint})");
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the server did not listen on {port} within {within:?} ({hint})"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
 /// Row counts of chunks, embedding records and LanceDB rows, and whether
 /// LanceDB holds exactly the chunks SQLite has.
 pub fn vector_counts(kb: &Kb) -> (usize, usize, usize, bool) {
@@ -381,8 +419,8 @@ pub fn vector_counts(kb: &Kb) -> (usize, usize, usize, bool) {
     let records: i64 = db
         .query_row("SELECT count(*) FROM embedding_records", [], |r| r.get(0))
         .unwrap();
-    let table =
-        kebab::vector::VectorStore::open(&kb.data_dir().join("lancedb"), &model_id(), 384).unwrap();
+    let place = kebab::vector::VectorPlace::Dir(kb.data_dir().join("lancedb"));
+    let table = kebab::vector::VectorStore::open(&place, &model_id(), 384).unwrap();
     let lance: Vec<String> = table.chunk_ids().unwrap();
     let same = lance
         .iter()
