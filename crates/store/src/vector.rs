@@ -136,16 +136,22 @@ impl VectorPlace {
         let VectorPlace::Objects(uri) = self else {
             return Ok(());
         };
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .map_err(|e| VectorError::Runtime(e.to_string()))?;
-        runtime.block_on(async {
+        block_on(async {
             let (store, prefix) = s3_at(uri)?;
             conditional_put_honoured(uri, &store, &prefix).await?;
             claim(uri, &store, &prefix, index_id).await
-        })
+        })?
     }
+}
+
+/// Run `work` to its end on a runtime of its own (for the calls that need
+/// no table handle).
+fn block_on<T>(work: impl std::future::Future<Output = T>) -> Result<T, VectorError> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| VectorError::Runtime(e.to_string()))?;
+    Ok(runtime.block_on(work))
 }
 
 /// The failure of a request to the object store at `uri`, said briefly.
@@ -274,11 +280,7 @@ async fn claim(
 
 /// Drop the table `name` at `uri` (missing is fine).
 fn drop_shared_table(uri: &str, name: &str) -> Result<(), String> {
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| e.to_string())?;
-    runtime.block_on(async {
+    block_on(async {
         let db = lancedb::connect(uri)
             .execute()
             .await
@@ -288,6 +290,7 @@ fn drop_shared_table(uri: &str, name: &str) -> Result<(), String> {
             Err(e) => Err(e.to_string()),
         }
     })
+    .map_err(|e| e.to_string())?
 }
 
 /// Rows per delete predicate.
