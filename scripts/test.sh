@@ -68,13 +68,15 @@ if ! "$s3s_fs" --version >/dev/null 2>&1; then
     echo "test: installing s3s-fs 0.14.1 (crates.io), an S3-compatible server" >&2
     cargo install --quiet --locked s3s-fs --version 0.14.1 --features binary >&2
 fi
+# (A moto installed beside Python is left alone: only 4.x ignores them.)
 moto_site="$HOME/.cache/kebab-test/moto4"
-if ! PYTHONPATH="$moto_site" python3 -c "import moto.server" >/dev/null 2>&1; then
+moto4='import moto.server, moto; assert moto.__version__.startswith("4."), moto.__version__'
+if ! PYTHONPATH="$moto_site" python3 -c "$moto4" >/dev/null 2>&1; then
     echo "test: installing moto 4.2.14 (PyPI) under $moto_site" >&2
     python3 -m pip install --quiet --disable-pip-version-check --target "$moto_site" \
         'moto[s3,server]==4.2.14' >&2
-    PYTHONPATH="$moto_site" python3 -c "import moto.server" ||
-        { echo "error: moto does not import after installing it" >&2; exit 2; }
+    PYTHONPATH="$moto_site" python3 -c "$moto4" ||
+        { echo "error: moto 4 does not import from $moto_site after installing it" >&2; exit 2; }
 fi
 
 cargo fmt --all --check

@@ -6,7 +6,7 @@
 
 use serde_json::Value;
 
-use crate::support::{Kb, NO_EMBEDDINGS, japanese_config, korean_config};
+use crate::support::{Kb, NO_EMBEDDINGS, hit_paths, japanese_config, korean_config};
 
 /// A corpus in four languages, one document each.
 fn corpus() -> tempfile::TempDir {
@@ -45,13 +45,7 @@ fn corpus() -> tempfile::TempDir {
 fn found(kb: &Kb, query: &str) -> Vec<String> {
     let (resp, code) = kb.json(&["search", query, "--mode", "lexical", "--k", "5"]);
     assert!(code == 0 || code == 1, "{query}: {resp}");
-    resp["hits"]
-        .as_array()
-        .cloned()
-        .unwrap_or_default()
-        .iter()
-        .map(|h| h["doc_path"].as_str().unwrap().to_string())
-        .collect()
+    hit_paths(&resp)
 }
 
 #[test]

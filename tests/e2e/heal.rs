@@ -12,23 +12,14 @@ use serde_json::Value;
 
 use crate::llm_server::{LlmServer, Script, Wire};
 use crate::support::{
-    Kb, NO_EMBEDDINGS, assets_dir, doctor_check, embedding_config, sample_corpus, vector_counts,
+    Kb, NO_EMBEDDINGS, assets_dir, doctor_check, embedding_config, hit_paths, sample_corpus,
+    vector_counts,
 };
 
 /// A paraphrase only the vector channel matches well, and a word the
 /// lexical channel finds.
 const PARAPHRASE: &str = "how do I keep bread dough rising";
 const WORD: &str = "sourdough";
-
-/// Paths of a `search_response.v1`'s hits, best first.
-fn paths(resp: &Value) -> Vec<String> {
-    resp["hits"]
-        .as_array()
-        .unwrap_or_else(|| panic!("no hits: {resp:#}"))
-        .iter()
-        .map(|h| h["doc_path"].as_str().expect("doc_path").to_string())
-        .collect()
-}
 
 /// The notes of a response, joined.
 fn notes(resp: &Value) -> String {
@@ -76,7 +67,7 @@ fn assert_vectors_whole(kb: &Kb, chunks: usize, before: &[String]) {
     let (resp, code) = kb.json(&["search", PARAPHRASE, "--mode", "vector", "--k", "3"]);
     assert_eq!(code, 0, "{resp:#}");
     assert_eq!(
-        paths(&resp),
+        hit_paths(&resp),
         before,
         "the same neighbours as before the damage"
     );
@@ -93,7 +84,7 @@ fn assert_vectors_whole(kb: &Kb, chunks: usize, before: &[String]) {
 fn a_deleted_vector_store_is_reported_and_refilled_from_the_cache() {
     let (kb, chunks) = embedded_kb();
     let (resp, _) = kb.json(&["search", PARAPHRASE, "--mode", "vector", "--k", "3"]);
-    let before = paths(&resp);
+    let before = hit_paths(&resp);
     assert_eq!(before.len(), 3, "{resp:#}");
 
     std::fs::remove_dir_all(kb.data_dir().join("lancedb")).unwrap();
@@ -168,9 +159,9 @@ fn a_garbled_vector_manifest_leaves_lexical_search_working_until_ingest_rebuilds
     for keep_footer in [true, false] {
         let (kb, chunks) = embedded_kb();
         let (resp, _) = kb.json(&["search", PARAPHRASE, "--mode", "vector", "--k", "3"]);
-        let before = paths(&resp);
+        let before = hit_paths(&resp);
         let (resp, _) = kb.json(&["search", WORD, "--mode", "lexical"]);
-        let lexical = paths(&resp);
+        let lexical = hit_paths(&resp);
         assert!(!lexical.is_empty(), "{resp:#}");
 
         garble_manifests(&table_dir(&kb), keep_footer);
@@ -191,7 +182,7 @@ fn a_garbled_vector_manifest_leaves_lexical_search_working_until_ingest_rebuilds
                 serde_json::from_str(String::from_utf8_lossy(&out.stdout).lines().last().unwrap())
                     .unwrap();
             assert_eq!(resp["mode"], "lexical", "{resp:#}");
-            assert_eq!(paths(&resp), lexical, "{resp:#}");
+            assert_eq!(hit_paths(&resp), lexical, "{resp:#}");
             let said = notes(&resp);
             assert!(
                 said.contains("damaged") && said.contains("kebab ingest"),
@@ -257,7 +248,7 @@ fn a_dropped_or_emptied_full_text_index_is_rebuilt_by_ingest() {
         kb.ingest(corpus.path());
         let (resp, code) = kb.json(&["search", WORD]);
         assert_eq!(code, 0, "{resp:#}");
-        let before = paths(&resp);
+        let before = hit_paths(&resp);
 
         let db = rusqlite::Connection::open(kb.data_dir().join("kebab.sqlite")).unwrap();
         db.execute_batch(breakage).unwrap();
@@ -285,10 +276,14 @@ fn a_dropped_or_emptied_full_text_index_is_rebuilt_by_ingest() {
             "{breakage}: {report:#}"
         );
         let (resp, code) = kb.json(&["search", WORD]);
-        assert_eq!((code, paths(&resp)), (0, before), "{breakage}: {resp:#}");
+        assert_eq!(
+            (code, hit_paths(&resp)),
+            (0, before),
+            "{breakage}: {resp:#}"
+        );
         let (resp, code) = kb.json(&["search", "quokka"]);
         assert_eq!(code, 0, "{breakage}: {resp:#}");
-        assert_eq!(paths(&resp), ["new-note.md"], "{breakage}");
+        assert_eq!(hit_paths(&resp), ["new-note.md"], "{breakage}");
         // Healed: the next run finds nothing to rebuild.
         let again = kb.ingest(corpus.path());
         assert!(
@@ -322,9 +317,9 @@ fn a_damaged_full_text_index_is_reported_by_doctor_and_search_until_ingest_rebui
         assert_eq!(code, 0, "{args:?}: {resp:#}");
         resp
     };
-    let lexical = paths(&search(&[WORD, "--mode", "lexical"]));
-    let vector = paths(&search(&[PARAPHRASE, "--mode", "vector", "--k", "3"]));
-    let hybrid = paths(&search(&[PARAPHRASE, "--k", "3"]));
+    let lexical = hit_paths(&search(&[WORD, "--mode", "lexical"]));
+    let vector = hit_paths(&search(&[PARAPHRASE, "--mode", "vector", "--k", "3"]));
+    let hybrid = hit_paths(&search(&[PARAPHRASE, "--k", "3"]));
     assert!(!lexical.is_empty() && vector.len() == 3);
 
     for breakage in [
@@ -378,7 +373,7 @@ fn a_damaged_full_text_index_is_reported_by_doctor_and_search_until_ingest_rebui
         ] {
             let resp = search(&args);
             assert_eq!(resp["mode"], "vector", "{breakage} {args:?}: {resp:#}");
-            assert_eq!(paths(&resp), vector, "{breakage} {args:?}");
+            assert_eq!(hit_paths(&resp), vector, "{breakage} {args:?}");
             let said = notes(&resp);
             assert!(
                 said.contains("full-text index is damaged")
@@ -389,7 +384,7 @@ fn a_damaged_full_text_index_is_reported_by_doctor_and_search_until_ingest_rebui
         }
         let resp = search(&[PARAPHRASE, "--mode", "vector", "--k", "3"]);
         assert_eq!(
-            (paths(&resp), notes(&resp)),
+            (hit_paths(&resp), notes(&resp)),
             (vector.clone(), String::new())
         );
 
@@ -399,11 +394,11 @@ fn a_damaged_full_text_index_is_reported_by_doctor_and_search_until_ingest_rebui
             report["warnings"].to_string().contains("full-text index"),
             "{breakage}: {report:#}"
         );
-        assert_eq!(paths(&search(&[WORD, "--mode", "lexical"])), lexical);
+        assert_eq!(hit_paths(&search(&[WORD, "--mode", "lexical"])), lexical);
         let resp = search(&[PARAPHRASE, "--k", "3"]);
         assert_eq!(resp["mode"], "hybrid", "{breakage}: {resp:#}");
         assert_eq!(
-            (paths(&resp), notes(&resp)),
+            (hit_paths(&resp), notes(&resp)),
             (hybrid.clone(), String::new())
         );
     }
@@ -481,7 +476,7 @@ fn a_read_only_index_is_still_searched_and_ingest_says_why_it_cannot_write() {
     kb.ingest(&sample_corpus());
     let (resp, code) = kb.json(&["search", WORD]);
     assert_eq!(code, 0, "{resp:#}");
-    let expected = paths(&resp);
+    let expected = hit_paths(&resp);
 
     // The data directory and its files lose their write permission, for a
     // user that permission bits bind (root ignores them: the binary then
@@ -498,7 +493,7 @@ fn a_read_only_index_is_still_searched_and_ingest_says_why_it_cannot_write() {
 
     let (resp, code) = user.json(&["search", WORD]);
     assert_eq!(code, 0, "{resp:#}");
-    assert_eq!(paths(&resp), expected, "{resp:#}");
+    assert_eq!(hit_paths(&resp), expected, "{resp:#}");
 
     let (_, stderr, code) = user.output(&["--json", "ingest", sample_corpus().to_str().unwrap()]);
     assert_eq!(code, 2, "{stderr}");
@@ -598,7 +593,7 @@ fn a_read_only_index_with_vectors_is_still_searched_by_vectors_and_hybrid() {
         let (resp, code) = user.json(args);
         assert_eq!(code, 0, "{args:?}: {resp:#}");
         assert_eq!(resp["mode"], before["mode"], "{args:?}: {resp:#}");
-        assert_eq!(paths(&resp), paths(before), "{args:?}: {resp:#}");
+        assert_eq!(hit_paths(&resp), hit_paths(before), "{args:?}: {resp:#}");
         assert_eq!(notes(&resp), "", "{args:?}: {resp:#}");
     }
     let (doctor, _) = user.json(&["doctor"]);

@@ -7,7 +7,8 @@ use std::path::Path;
 use serde_json::Value;
 
 use crate::support::{
-    Kb, NO_EMBEDDINGS, doctor_check, embedding_config, korean_config, model_id, vector_counts,
+    Kb, NO_EMBEDDINGS, doctor_check, embedding_config, hit_paths, korean_config, model_id,
+    vector_counts,
 };
 
 /// A small corpus: one note per topic, no shared vocabulary between the
@@ -52,15 +53,6 @@ fn search(kb: &Kb, query: &str, mode: &str) -> (Value, i32) {
     kb.json(&["search", query, "--mode", mode, "--k", "5"])
 }
 
-fn paths(resp: &Value) -> Vec<String> {
-    resp["hits"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|h| h["doc_path"].as_str().unwrap().to_string())
-        .collect()
-}
-
 #[test]
 fn paraphrases_need_vectors_identifiers_need_words_and_hybrid_has_both() {
     // RRF configured explicitly: its scores are checked formula by formula.
@@ -79,23 +71,23 @@ fn paraphrases_need_vectors_identifiers_need_words_and_hybrid_has_both() {
     // The paraphrase: lexical finds nothing, vector and hybrid find bread.md first.
     let (lexical, code) = search(&kb, PARAPHRASE, "lexical");
     assert!(
-        !paths(&lexical).contains(&"bread.md".to_string()),
+        !hit_paths(&lexical).contains(&"bread.md".to_string()),
         "{lexical}"
     );
     assert_eq!(code, 1, "no lexical hit at all: {lexical}");
     let (vector, code) = search(&kb, PARAPHRASE, "vector");
     assert_eq!(code, 0);
-    assert_eq!(paths(&vector)[0], "bread.md", "{vector}");
+    assert_eq!(hit_paths(&vector)[0], "bread.md", "{vector}");
     assert_eq!(vector["hits"][0]["score_kind"], "cosine");
     let (hybrid, _) = search(&kb, PARAPHRASE, "hybrid");
-    assert_eq!(paths(&hybrid)[0], "bread.md", "{hybrid}");
+    assert_eq!(hit_paths(&hybrid)[0], "bread.md", "{hybrid}");
 
     // The rare identifier: lexical and hybrid rank errors.md first.
     let (lexical, _) = search(&kb, "kbx4471zq", "lexical");
-    assert_eq!(paths(&lexical), vec!["errors.md"], "{lexical}");
+    assert_eq!(hit_paths(&lexical), vec!["errors.md"], "{lexical}");
     assert_eq!(lexical["hits"][0]["score_kind"], "bm25");
     let (hybrid, _) = search(&kb, "kbx4471zq", "hybrid");
-    assert_eq!(paths(&hybrid)[0], "errors.md", "{hybrid}");
+    assert_eq!(hit_paths(&hybrid)[0], "errors.md", "{hybrid}");
 
     // Default mode with a model installed is hybrid.
     let (default, _) = kb.json(&["search", "oven crust"]);
@@ -153,7 +145,7 @@ fn the_default_hybrid_fusion_is_the_z_score_blend() {
     for (query, first) in [(PARAPHRASE, "bread.md"), ("kbx4471zq", "errors.md")] {
         let (hybrid, code) = search(&kb, query, "hybrid");
         assert_eq!(code, 0);
-        assert_eq!(paths(&hybrid)[0], first, "{hybrid}");
+        assert_eq!(hit_paths(&hybrid)[0], first, "{hybrid}");
         for hit in hybrid["hits"].as_array().unwrap() {
             assert_eq!(hit["score_kind"], "blend_z", "{hit}");
             assert_eq!(hit["score"], hit["retrieval"]["fusion_score"], "{hit}");
@@ -205,7 +197,7 @@ fn vector_modes_without_a_model_fail_with_a_hint_and_filters_apply_to_both_chann
             "--path",
             "sub/*",
         ]);
-        assert_eq!(paths(&resp), vec!["sub/bread2.md"], "{mode}: {resp}");
+        assert_eq!(hit_paths(&resp), vec!["sub/bread2.md"], "{mode}: {resp}");
         let (resp, _) = kb.json(&[
             "search",
             "bake bread in the oven",
@@ -214,10 +206,14 @@ fn vector_modes_without_a_model_fail_with_a_hint_and_filters_apply_to_both_chann
             "--tag",
             "rye",
         ]);
-        assert_eq!(paths(&resp), vec!["sub/bread2.md"], "{mode} --tag: {resp}");
+        assert_eq!(
+            hit_paths(&resp),
+            vec!["sub/bread2.md"],
+            "{mode} --tag: {resp}"
+        );
         let (resp, _) = kb.json(&["search", "bake bread in the oven", "--mode", mode]);
         assert!(
-            paths(&resp).contains(&"bread.md".to_string()),
+            hit_paths(&resp).contains(&"bread.md".to_string()),
             "{mode} unfiltered: {resp}"
         );
     }
@@ -265,7 +261,10 @@ fn changing_or_deleting_documents_leaves_no_orphan_vectors() {
     assert_eq!(chunks2, chunks - 1);
     assert_eq!((records2, rows2, same2), (chunks2, chunks2, true));
     let (resp, _) = kb.json(&["search", "bicycle chain tyre", "--mode", "vector"]);
-    assert!(!paths(&resp).contains(&"cycling.md".to_string()), "{resp}");
+    assert!(
+        !hit_paths(&resp).contains(&"cycling.md".to_string()),
+        "{resp}"
+    );
 }
 
 #[test]
@@ -547,7 +546,7 @@ fn embedding_starts_while_files_are_still_parsed_and_leaves_one_row_per_chunk() 
     assert_eq!(report["vectors"]["embedded"], 0, "{}", report["vectors"]);
     assert_eq!(vector_counts(&kb), (2520, 2520, 2520, true));
     let (resp, _) = search(&kb, "Beta 17 second section about low mountains", "hybrid");
-    assert_eq!(paths(&resp)[0], "note-017.md", "{resp}");
+    assert_eq!(hit_paths(&resp)[0], "note-017.md", "{resp}");
 }
 
 #[test]
@@ -584,7 +583,7 @@ fn float_and_int8_compute_keep_separate_vectors_and_find_the_same_note() {
         let (resp, code) = search(kb, PARAPHRASE, "vector");
         assert_eq!(code, 0, "{resp}");
         (
-            paths(&resp)[0].clone(),
+            hit_paths(&resp)[0].clone(),
             resp["hits"][0]["embedding_model"].clone(),
         )
     };

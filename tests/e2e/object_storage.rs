@@ -14,8 +14,8 @@ use std::time::Duration;
 
 use crate::serve::http;
 use crate::support::{
-    Kb, chunk_count, copy_tree, doctor_check, embedding_config, free_port, sample_corpus,
-    wait_listening,
+    Kb, chunk_count, copy_tree, doctor_check, embedding_config, free_port, hit_paths,
+    sample_corpus, wait_listening,
 };
 
 const BUCKET: &str = "kebab";
@@ -149,12 +149,7 @@ fn tables(dir: &Path) -> Vec<String> {
 fn vector_hits(kb: &Kb, query: &str, env: &[(&'static str, String)]) -> Vec<String> {
     let (resp, code) = json(kb, &["search", query, "--mode", "vector", "--k", "3"], env);
     assert_eq!(code, 0, "{resp:#}");
-    resp["hits"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|h| h["doc_path"].as_str().unwrap().to_string())
-        .collect()
+    hit_paths(&resp)
 }
 
 #[test]
@@ -256,6 +251,17 @@ impl Moto {
         let site = std::env::var("KEBAB_TEST_MOTO").unwrap_or_else(|_| {
             format!("{}/.cache/kebab-test/moto4", std::env::var("HOME").unwrap())
         });
+        // Not a newer moto from beside Python: those honour the header.
+        let version = Command::new("python3")
+            .args(["-c", "import moto; print(moto.__version__)"])
+            .env("PYTHONPATH", &site)
+            .output()
+            .expect("python3 runs");
+        let version = String::from_utf8_lossy(&version.stdout);
+        assert!(
+            version.starts_with("4."),
+            "moto {version} from {site}: scripts/test.sh installs moto 4.2.14 there"
+        );
         let mut child = Command::new("python3")
             .args([
                 "-m",
@@ -265,7 +271,7 @@ impl Moto {
                 "-p",
                 &port.to_string(),
             ])
-            .env("PYTHONPATH", site)
+            .env("PYTHONPATH", &site)
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .spawn()

@@ -24,7 +24,7 @@ use crate::mcp::{
     assert_same_results, call, client, error_code, every_tool_matches_the_cli, ok, report,
     spawn_client,
 };
-use crate::support::{Kb, NO_EMBEDDINGS, sample_corpus};
+use crate::support::{Kb, NO_EMBEDDINGS, hit_paths, sample_corpus};
 
 /// Quick watcher batches.
 const FAST_WATCH: &str = "[watch]\nquiet_ms = 100\nmax_delay_ms = 500\nrescan_secs = 1\n";
@@ -571,14 +571,7 @@ fn a_file_changed_under_watch_is_found_through_the_server() {
     let (_kb, root, server) = watched_notes("the first version of a note");
     assert_eq!(server.get_json("/healthz")["watching"], true);
     let hits = |word: &str| -> Vec<String> {
-        server.get_json(&format!("/v1/search?q={word}&mode=lexical"))["hits"]
-            .as_array()
-            .map(|h| {
-                h.iter()
-                    .map(|h| h["doc_path"].as_str().unwrap().to_string())
-                    .collect()
-            })
-            .unwrap_or_default()
+        hit_paths(&server.get_json(&format!("/v1/search?q={word}&mode=lexical")))
     };
     assert!(hits("quokkaword").is_empty());
     std::fs::write(root.join("b.md"), "# B\n\nquokkaword lives here now\n").unwrap();
@@ -1933,14 +1926,7 @@ fn each_user_reads_only_their_roots_and_conversations_over_the_api_and_mcp() {
     let as_user = |token: &str, path: &str| {
         server.get(path, &[("Authorization", &format!("Bearer {token}"))])
     };
-    let paths = |a: &Answer| -> Vec<String> {
-        a.json()["hits"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|h| h["doc_path"].as_str().unwrap().to_string())
-            .collect()
-    };
+    let paths = |a: &Answer| -> Vec<String> { hit_paths(&a.json()) };
     // The server's token and hana find the HR note; ana does not.
     let admin = as_user("admin-token", "/v1/search?q=salary+bands&mode=lexical");
     assert_eq!(paths(&admin), ["salaries.md"], "{admin:?}");

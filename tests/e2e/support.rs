@@ -376,6 +376,19 @@ pub fn chunk_count(kb: &Kb) -> u64 {
         .unwrap() as u64
 }
 
+/// The documents of a `search_response.v1`'s hits, best first (none when
+/// it has no hits).
+pub fn hit_paths(resp: &Value) -> Vec<String> {
+    resp["hits"]
+        .as_array()
+        .map(|hits| {
+            hits.iter()
+                .map(|h| h["doc_path"].as_str().expect("doc_path").to_string())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 /// A free port on loopback (free when asked; the caller binds it next).
 pub fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")

@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use crate::ask::ask;
 use crate::llm_server::{LlmServer, Script, Wire, tokens};
-use crate::support::{Kb, NO_EMBEDDINGS, item};
+use crate::support::{Kb, NO_EMBEDDINGS, hit_paths, item};
 
 fn write_corpus(root: &Path) {
     std::fs::create_dir_all(root).unwrap();
@@ -44,12 +44,7 @@ fn paths(kb: &Kb, query: &str, args: &[&str]) -> Vec<String> {
     all.extend_from_slice(args);
     let (resp, code) = kb.json(&all);
     assert_eq!(code, 0, "{resp}");
-    resp["hits"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|h| h["doc_path"].as_str().unwrap().to_string())
-        .collect()
+    hit_paths(&resp)
 }
 
 #[test]

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::support::{Kb, NO_EMBEDDINGS, embedding_config};
+use crate::support::{Kb, NO_EMBEDDINGS, embedding_config, hit_paths};
 
 /// Quick batches, so each test waits well under a second per change.
 const FAST: &str = "[watch]\nquiet_ms = 100\nmax_delay_ms = 500\nrescan_secs = 1\n";
@@ -101,14 +101,7 @@ impl Drop for Watcher {
 /// The paths whose chunks hold `word` (lexical search).
 fn found(kb: &Kb, word: &str) -> Vec<String> {
     let (resp, _) = kb.json(&["search", word, "--mode", "lexical", "--k", "50"]);
-    let mut paths: Vec<String> = resp["hits"]
-        .as_array()
-        .map(|hits| {
-            hits.iter()
-                .map(|h| h["doc_path"].as_str().unwrap().to_string())
-                .collect()
-        })
-        .unwrap_or_default();
+    let mut paths = hit_paths(&resp);
     paths.sort();
     paths.dedup();
     paths
