@@ -795,6 +795,27 @@ mod tests {
     }
 
     #[test]
+    fn objects_must_be_an_s3_address_and_the_environment_sets_it() {
+        let check = |toml: &str| toml::from_str::<Config>(toml).unwrap().check();
+        assert_eq!(
+            check("[storage]\nobjects = \"s3://team-kb/vectors\"\n"),
+            Ok(())
+        );
+        let e = check("[storage]\nobjects = \"/srv/vectors\"\n").unwrap_err();
+        assert!(
+            e.starts_with("[storage] objects:") && e.contains("s3://"),
+            "{e}"
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let c = Config::load_with_env(
+            &dir.path().join("absent.toml"),
+            &[("KEBAB_STORAGE_OBJECTS".into(), "s3://b/p".into())],
+        )
+        .unwrap();
+        assert_eq!(c.storage.objects.as_deref(), Some("s3://b/p"));
+    }
+
+    #[test]
     fn partial_file_overrides_only_its_keys() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("config.toml");
