@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-use crate::serve::http;
+use crate::serve::{Server, http};
 use crate::support::{
     Kb, chunk_count, copy_tree, doctor_check, embedding_config, free_port, hit_paths,
     sample_corpus, wait_listening,
@@ -413,4 +413,37 @@ fn the_store_dying_mid_ingest_leaves_nothing_half_written() {
         true,
         "{doctor:#}"
     );
+}
+
+#[test]
+fn a_server_started_while_the_store_is_down_finds_the_vectors_when_it_is_back() {
+    let mut s3 = S3::start();
+    let env = aws_env(&s3.endpoint);
+    let kb = team_kb("replica");
+    let (report, code) = json(&kb, &["ingest", sample_corpus().to_str().unwrap()], &env);
+    assert_eq!(code, 0, "{report:#}");
+
+    s3.stop();
+    let server = Server::start(&kb, &[], &pairs(&env));
+    let search = "/v1/search?q=pulling%20a%20shot%20of%20coffee&k=3";
+    let down = server.get_json(search);
+    assert_eq!(down["mode"], "lexical", "{down:#}");
+    assert!(
+        down["notes"].to_string().contains("object storage"),
+        "{down:#}"
+    );
+
+    // Back up: within the retry interval (10 s) the same server searches
+    // the vectors, without a restart.
+    s3.resume();
+    let deadline = std::time::Instant::now() + Duration::from_secs(40);
+    loop {
+        let up = server.get_json(search);
+        if up["mode"] == "hybrid" {
+            assert_eq!(hit_paths(&up)[0], "kitchen/espresso.md", "{up:#}");
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "still {up:#}");
+        std::thread::sleep(Duration::from_millis(500));
+    }
 }

@@ -30,7 +30,7 @@ use crate::support::{Kb, NO_EMBEDDINGS, hit_paths, sample_corpus};
 const FAST_WATCH: &str = "[watch]\nquiet_ms = 100\nmax_delay_ms = 500\nrescan_secs = 1\n";
 
 /// A running `kebab serve`; SIGTERMed, then killed, when dropped.
-struct Server {
+pub(crate) struct Server {
     child: Child,
     /// `127.0.0.1:PORT`.
     addr: String,
@@ -41,7 +41,7 @@ struct Server {
 impl Server {
     /// `kebab serve --listen 127.0.0.1:0 ARGS…` on `kb`, with `env`, once
     /// it says where it listens.
-    fn start(kb: &Kb, args: &[&str], env: &[(&str, &str)]) -> Server {
+    pub(crate) fn start(kb: &Kb, args: &[&str], env: &[(&str, &str)]) -> Server {
         let mut all = vec!["serve", "--listen", "127.0.0.1:0"];
         all.extend_from_slice(args);
         Server::start_raw(kb, &all, env)
@@ -181,7 +181,7 @@ impl Server {
     }
 
     /// `GET path` answered 200 with JSON.
-    fn get_json(&self, path: &str) -> Value {
+    pub(crate) fn get_json(&self, path: &str) -> Value {
         let a = self.get(path, &[]);
         assert_eq!(a.status, 200, "GET {path}: {a:?}");
         a.json()

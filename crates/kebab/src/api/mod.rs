@@ -32,7 +32,8 @@ pub mod search;
 pub mod sessions;
 
 use std::cell::{Cell, OnceCell, RefCell};
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+use std::time::{Duration, Instant};
 
 pub use error::ApiError;
 pub use kebab_core::scope::Scope;
@@ -43,7 +44,7 @@ use crate::config::Config;
 use crate::fetch::{FetchError, FetchResult};
 use kebab_core::wire::DocSummary;
 use kebab_search::cjk::CjkAnalyzer;
-use kebab_search::embed::{Embedder, Workload};
+use kebab_search::embed::{Embedder, ModelSpec, Workload};
 use kebab_search::nli::NliModel;
 use kebab_search::rerank::Reranker;
 use kebab_search::search::VectorChannel;
@@ -96,6 +97,9 @@ pub struct Session {
     /// Chunks without a vector for the loaded model ([`vectors_missing`]),
     /// with the index's `data_version` when they were counted.
     missing_vectors: Cell<Option<(Option<i64>, MissingCounts)>>,
+    /// The vector table this session searches (shared with its siblings
+    /// through [`Loaded::table`]).
+    table: OnceCell<Arc<VectorStore>>,
     /// What is wrong with the full-text index (`None`: nothing), with the
     /// index's `data_version` when it was checked.
     full_text: RefCell<Option<(Option<i64>, Option<String>)>>,
@@ -110,14 +114,54 @@ struct Loaded {
     /// Korean, Japanese and Chinese analysis (each dictionary loads when
     /// its script is first met), with why a configured one is not used.
     cjk: OnceLock<(CjkAnalyzer, Vec<String>)>,
-    /// The embedding model and its table (`None`: no model configured), or
-    /// why vector search is off.
-    vectors: OnceLock<Result<Option<(Embedder, VectorStore)>, VectorsOff>>,
+    /// The embedding model (`None`: no model configured), or why it does
+    /// not load.
+    embedder: OnceLock<Result<Option<Embedder>, VectorsOff>>,
+    /// The model's vector table ([`Loaded::table`]).
+    table: Mutex<TableState>,
     /// The cross-encoder, once loaded (`None`: reranking is off).
     reranker: OnceLock<Option<Reranker>>,
     /// The verification model (`None`: verification is off), or why it
     /// does not load.
     verifier: OnceLock<Option<Result<NliModel, String>>>,
+}
+
+/// Where the vector table stands for the sessions sharing it.
+#[derive(Default)]
+enum TableState {
+    #[default]
+    Unopened,
+    Open(Arc<VectorStore>),
+    /// Why it did not open, and when it was last tried.
+    Failed(VectorsOff, Instant),
+}
+
+/// How long a table that did not open (a store that was down, a table an
+/// ingest was rebuilding) is taken as off before it is tried again: a
+/// long-running server picks it up without a restart.
+const TABLE_RETRY: Duration = Duration::from_secs(10);
+
+impl Loaded {
+    /// The model `spec`'s vector table: opened once and shared; a failure
+    /// is answered as such for [`TABLE_RETRY`], then tried again.
+    fn table(&self, app: &App, spec: &ModelSpec) -> Result<Arc<VectorStore>, VectorsOff> {
+        let mut state = self.table.lock().unwrap_or_else(PoisonError::into_inner);
+        match &*state {
+            TableState::Open(table) => return Ok(table.clone()),
+            TableState::Failed(off, at) if at.elapsed() < TABLE_RETRY => return Err(off.clone()),
+            _ => {}
+        }
+        let opened = app
+            .vector_place()
+            .and_then(|place| app.vector_table(&place, spec))
+            .map(Arc::new)
+            .map_err(VectorsOff::from);
+        *state = match &opened {
+            Ok(table) => TableState::Open(table.clone()),
+            Err(off) => TableState::Failed(off.clone(), Instant::now()),
+        };
+        opened
+    }
 }
 
 // A sibling moves to another thread, and what siblings share is used by
@@ -228,6 +272,7 @@ impl Session {
             keep_fresh: false,
             vectors_seen: Cell::new(None),
             missing_vectors: Cell::new(None),
+            table: OnceCell::new(),
             full_text: RefCell::new(None),
             workload: Workload::Queries,
         }
@@ -311,18 +356,21 @@ impl Session {
             reason: e.to_string(),
             damaged: false,
         })?;
-        let loaded = self
+        let embedder = self
             .loaded
-            .vectors
-            .get_or_init(|| {
-                app.vector_place()
-                    .map_err(VectorsOff::from)
-                    .and_then(|place| app.load_vectors(&place, self.workload))
-            })
+            .embedder
+            .get_or_init(|| app.embedder_or_off(self.workload))
             .as_ref()
             .map_err(Clone::clone)?;
-        let Some((embedder, table)) = loaded else {
+        let Some(embedder) = embedder else {
             return Ok(None);
+        };
+        let table = match self.table.get() {
+            Some(table) => table,
+            None => {
+                let table = self.loaded.table(app, embedder.spec())?;
+                self.table.get_or_init(|| table)
+            }
         };
         if self.keep_fresh {
             // Every ingest records its vectors in SQLite after writing
