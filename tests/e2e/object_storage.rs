@@ -127,10 +127,23 @@ fn json(kb: &Kb, args: &[&str], env: &[(&'static str, String)]) -> (serde_json::
     kb.json_with(args, &pairs(env))
 }
 
-/// `kebab --json ARGS` that fails with `env` set: its `error.v1` and exit
-/// code.
-fn error(kb: &Kb, args: &[&str], env: &[(&'static str, String)]) -> (serde_json::Value, i32) {
-    kb.error(args, &pairs(env))
+/// `kebab --json ingest DIR` with `env` set, refused for the object
+/// store (exit 2, code `object_storage`) with a message saying `says`:
+/// the `error.v1`.
+fn ingest_refused(
+    kb: &Kb,
+    dir: &Path,
+    env: &[(&'static str, String)],
+    says: &str,
+) -> serde_json::Value {
+    let (err, code) = kb.error(&["ingest", dir.to_str().unwrap()], &pairs(env));
+    assert_eq!(
+        (code, &err["code"]),
+        (2, &"object_storage".into()),
+        "{err:#}"
+    );
+    assert!(err["message"].as_str().unwrap().contains(says), "{err:#}");
+    err
 }
 
 /// The lance tables under `dir`.
@@ -195,16 +208,7 @@ fn vectors_live_in_the_bucket_and_outlast_the_store_going_down() {
         "# Late\n\nA note about grinders.\n",
     )
     .unwrap();
-    let (err, code) = error(&kb, &["ingest", extra.path().to_str().unwrap()], &env);
-    assert_eq!(
-        (code, &err["code"]),
-        (2, &"object_storage".into()),
-        "{err:#}"
-    );
-    assert!(
-        err["message"].as_str().unwrap().contains("object storage"),
-        "{err:#}"
-    );
+    ingest_refused(&kb, extra.path(), &env, "object storage");
     assert_eq!(
         chunk_count(&kb),
         chunks,
@@ -222,16 +226,7 @@ fn vectors_live_in_the_bucket_and_outlast_the_store_going_down() {
     // Another index pointed at the same prefix is refused: its ingest
     // would reconcile the table with its own documents and remove these.
     let other = team_kb("team/index");
-    let (err, code) = error(&other, &["ingest", extra.path().to_str().unwrap()], &env);
-    assert_eq!(
-        (code, &err["code"]),
-        (2, &"object_storage".into()),
-        "{err:#}"
-    );
-    assert!(
-        err["message"].as_str().unwrap().contains("another index"),
-        "{err:#}"
-    );
+    ingest_refused(&other, extra.path(), &env, "another index");
     assert_eq!(
         vector_hits(&kb, "pulling a shot of coffee", &env),
         with_late
@@ -311,14 +306,7 @@ fn a_store_that_ignores_conditional_writes_is_refused() {
     let kb = team_kb("team");
     let corpus = sample_corpus();
 
-    let (err, code) = error(&kb, &["ingest", corpus.to_str().unwrap()], &env);
-    assert_eq!(
-        (code, &err["code"]),
-        (2, &"object_storage".into()),
-        "{err:#}"
-    );
-    let message = err["message"].as_str().unwrap();
-    assert!(message.contains("ignores conditional writes"), "{err:#}");
+    let err = ingest_refused(&kb, &corpus, &env, "ignores conditional writes");
     assert!(
         err["hint"].as_str().unwrap().contains("If-None-Match"),
         "{err:#}"
