@@ -381,6 +381,12 @@ impl App {
         Ok(place)
     }
 
+    /// The model `spec`'s table at this index's [`App::vector_place`], with
+    /// the configured ANN parameters.
+    pub fn own_vector_table(&self, spec: &ModelSpec) -> Result<VectorStore, VectorError> {
+        self.vector_table(&self.vector_place()?, spec)
+    }
+
     /// The model `spec`'s table at `place`, with the configured ANN
     /// parameters.
     pub fn vector_table(

@@ -194,9 +194,12 @@ fn index_checks(app: &App) -> Vec<(&'static str, CheckResult)> {
 fn object_storage_check(app: &App, objects: &str) -> CheckResult {
     app.vector_writer_place()
         .map(|_| format!("{objects} (reachable; conditional writes honoured)"))
-        .map_err(|e| match &e {
-            crate::app::AppError::Objects(v) => (e.to_string(), crate::app::vector_hint(v).into()),
-            _ => (e.to_string(), "`kebab doctor` checks the store".into()),
+        .map_err(|e| {
+            let e = ApiError::from(e);
+            let hint = e
+                .hint()
+                .unwrap_or_else(|| "`kebab doctor` checks the store".into());
+            (e.to_string(), hint)
         })
 }
 
@@ -464,10 +467,7 @@ fn embedding_check(app: &App) -> CheckResult {
     let failed = |e: kebab_store::vector::VectorError| {
         (e.to_string(), crate::app::vector_hint(&e).to_string())
     };
-    let table = app
-        .vector_place()
-        .and_then(|place| app.vector_table(&place, spec))
-        .map_err(failed)?;
+    let table = app.own_vector_table(spec).map_err(failed)?;
     table.check().map_err(failed)?;
     let n = table.count().map_err(failed)?;
     let detail = format!(

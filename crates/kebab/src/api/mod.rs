@@ -152,8 +152,7 @@ impl Loaded {
             _ => {}
         }
         let opened = app
-            .vector_place()
-            .and_then(|place| app.vector_table(&place, spec))
+            .own_vector_table(spec)
             .map(Arc::new)
             .map_err(VectorsOff::from);
         *state = match &opened {

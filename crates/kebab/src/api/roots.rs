@@ -146,9 +146,7 @@ impl Session {
             &app.paths.cache_dir,
         );
         if let Ok(Some(spec)) = spec
-            && let Ok(table) = app
-                .vector_place()
-                .and_then(|place| app.vector_table(&place, &spec))
+            && let Ok(table) = app.own_vector_table(&spec)
             && let Err(e) = table.delete_docs(&doc_ids)
         {
             tracing::warn!(error = %e, "vectors of the removed root left for the next ingest");
