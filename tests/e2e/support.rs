@@ -397,24 +397,47 @@ pub fn free_port() -> u16 {
         .port()
 }
 
-/// Wait until `child`, a server started on `port`, accepts connections;
-/// panic with its stderr (and `hint`) if it exits first or takes longer
-/// than `within`.
-pub fn wait_listening(child: &mut Child, port: u16, within: Duration, hint: &str) {
-    let deadline = Instant::now() + within;
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        if let Some(status) = child.try_wait().expect("poll the server") {
-            let mut err = String::new();
-            if let Some(mut stderr) = child.stderr.take() {
-                let _ = stderr.read_to_string(&mut err);
+/// A server process listening on a loopback port: killed and reaped when
+/// dropped, so it stops even when the test using it fails.
+pub struct Listening {
+    child: Child,
+    pub port: u16,
+}
+
+impl Listening {
+    /// Start `cmd` (its stderr kept for the panic) and wait until it
+    /// accepts connections on `port`; panic with its stderr (and `hint`)
+    /// if it exits first or takes longer than `within`.
+    pub fn spawn(cmd: &mut Command, port: u16, within: Duration, hint: &str) -> Listening {
+        let child = cmd
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start {cmd:?}: {e} ({hint})"));
+        let mut server = Listening { child, port };
+        let deadline = Instant::now() + within;
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            if let Some(status) = server.child.try_wait().expect("poll the server") {
+                let mut err = String::new();
+                if let Some(mut stderr) = server.child.stderr.take() {
+                    let _ = stderr.read_to_string(&mut err);
+                }
+                panic!("the server exited ({status}): {err}\n({hint})");
             }
-            panic!("the server exited ({status}): {err}\n({hint})");
+            assert!(
+                Instant::now() < deadline,
+                "the server did not listen on {port} within {within:?} ({hint})"
+            );
+            std::thread::sleep(Duration::from_millis(50));
         }
-        assert!(
-            Instant::now() < deadline,
-            "the server did not listen on {port} within {within:?} ({hint})"
-        );
-        std::thread::sleep(Duration::from_millis(50));
+        server
+    }
+}
+
+impl Drop for Listening {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
     }
 }
 
