@@ -79,6 +79,24 @@ if ! PYTHONPATH="$moto_site" python3 -c "$moto4" >/dev/null 2>&1; then
         { echo "error: moto 4 does not import from $moto_site after installing it" >&2; exit 2; }
 fi
 
+# The store's tests run once on SQLite and once on PostgreSQL (team mode,
+# `[storage] database`): each starts a throw-away cluster of Debian's
+# PostgreSQL 15 on a Unix socket (tests/postgres).
+# Installed when its server binaries are missing; the server refuses to
+# run as root, so a root user needs the `postgres` account the package
+# makes.
+if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 ||
+    { [ "$(id -u)" -eq 0 ] && ! id postgres >/dev/null 2>&1; }; then
+    echo "test: installing PostgreSQL 15 (apt) for the store's tests" >&2
+    sudo_cmd=""
+    [ "$(id -u)" -eq 0 ] || sudo_cmd="sudo"
+    $sudo_cmd apt-get update -qq >&2
+    DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq --no-install-recommends \
+        postgresql-15 >&2
+    ls /usr/lib/postgresql/*/bin/initdb >/dev/null ||
+        { echo "error: PostgreSQL's initdb is missing after installing postgresql-15" >&2; exit 2; }
+fi
+
 cargo fmt --all --check
 cargo clippy --workspace --all-targets -- -D warnings
 python3 scripts/test_convert_e5.py

@@ -11,7 +11,7 @@
 //! costs an `UPDATE` per chunk and a re-index only of chunks whose words
 //! differ.
 
-use rusqlite::{OptionalExtension, params};
+use crate::db::{Optional, params};
 
 use crate::{Store, StoreError};
 
@@ -34,7 +34,7 @@ impl Store {
         &self,
         limit: usize,
     ) -> Result<Vec<PendingAnalysis>, StoreError> {
-        let mut stmt = self.conn.prepare_cached(
+        let stmt = self.conn.prepare(
             "SELECT c.chunk_id, c.text, d.lang FROM chunks c
                JOIN documents d ON d.doc_id = c.doc_id
               WHERE c.tokenized_korean_text IS NULL LIMIT ?1",
@@ -53,9 +53,8 @@ impl Store {
     pub fn set_analysed_words(&mut self, words: &[(String, String)]) -> Result<(), StoreError> {
         let tx = self.write_tx()?;
         {
-            let mut stmt = tx.prepare_cached(
-                "UPDATE chunks SET tokenized_korean_text = ?2 WHERE chunk_id = ?1",
-            )?;
+            let stmt =
+                tx.prepare("UPDATE chunks SET tokenized_korean_text = ?2 WHERE chunk_id = ?1")?;
             for (id, w) in words {
                 stmt.execute(params![id, w])?;
             }
@@ -142,7 +141,7 @@ mod tests {
                 .query_row(
                     "SELECT count(*) FROM lexical_log l JOIN chunks c ON c.rowid = l.chunk_rowid
                       WHERE c.chunk_id = ?1",
-                    [id],
+                    params![id],
                     |r| r.get(0),
                 )
                 .unwrap()

@@ -1,6 +1,6 @@
 //! Answers of `kebab ask` and chat sessions.
 
-use rusqlite::{OptionalExtension, params};
+use crate::db::{DbError, Optional, Row, params};
 use serde_json::Value;
 
 use crate::{Store, StoreError};
@@ -84,14 +84,14 @@ const SESSION_COLUMNS: &str =
     "s.session_id, s.title, s.config_snapshot_json, s.created_at, s.updated_at,
     (SELECT count(*) FROM chat_turns t WHERE t.session_id = s.session_id)";
 
-fn session_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<SessionRow> {
+fn session_row(r: &Row<'_>) -> Result<SessionRow, DbError> {
     Ok(SessionRow {
         session_id: r.get(0)?,
         title: r.get(1)?,
-        config_snapshot: crate::parse_json(&r.get::<_, String>(2)?),
+        config_snapshot: crate::parse_json(&r.get::<String>(2)?),
         created_at: r.get(3)?,
         updated_at: r.get(4)?,
-        turns: r.get::<_, i64>(5)? as u32,
+        turns: r.get::<i64>(5)? as u32,
     })
 }
 
@@ -150,18 +150,18 @@ impl Store {
     /// Turns of a chat session with their citations and times, oldest
     /// first.
     pub fn stored_turns(&self, session_id: &str) -> Result<Vec<StoredTurn>, StoreError> {
-        let mut stmt = self.conn.prepare_cached(
+        let stmt = self.conn.prepare(
             "SELECT turn_index, question, answer, citations_json, created_at FROM chat_turns
              WHERE session_id = ?1 ORDER BY turn_index",
         )?;
         let rows = stmt.query_map(params![session_id], |r| {
             Ok(StoredTurn {
                 turn: TurnRow {
-                    turn_index: r.get::<_, i64>(0)? as u32,
+                    turn_index: r.get::<i64>(0)? as u32,
                     question: r.get(1)?,
                     answer: r.get(2)?,
                 },
-                citations: crate::parse_json(&r.get::<_, String>(3)?),
+                citations: crate::parse_json(&r.get::<String>(3)?),
                 created_at: r.get(4)?,
             })
         })?;
@@ -170,7 +170,7 @@ impl Store {
 
     /// Every chat session, most recently used first.
     pub fn sessions(&self) -> Result<Vec<SessionRow>, StoreError> {
-        let mut stmt = self.conn.prepare_cached(&format!(
+        let stmt = self.conn.prepare(&format!(
             "SELECT {SESSION_COLUMNS} FROM chat_sessions s
              ORDER BY s.updated_at DESC, s.rowid DESC"
         ))?;
@@ -262,7 +262,7 @@ impl Store {
 
     /// Stored answers, newest first (for inspection and tests).
     pub fn recent_answers(&self, limit: usize) -> Result<Vec<Value>, StoreError> {
-        let mut stmt = self.conn.prepare(
+        let stmt = self.conn.prepare(
             "SELECT json_object('trace_id', trace_id, 'query', query, 'answer', answer, 'grounded', grounded,
                                 'refusal_reason', refusal_reason, 'citations', json(citations_json),
                                 'chunks_used', chunks_used, 'top_score', top_score,
@@ -271,7 +271,7 @@ impl Store {
                                 'hops', json(hops_json), 'verification', json(verification_json))
              FROM answers ORDER BY created_at DESC, rowid DESC LIMIT ?1",
         )?;
-        let rows = stmt.query_map(params![limit as i64], |r| r.get::<_, String>(0))?;
+        let rows = stmt.query_map(params![limit as i64], |r| r.get::<String>(0))?;
         rows.map(|r| Ok(serde_json::from_str(&r?).unwrap_or(Value::Null)))
             .collect()
     }
@@ -290,60 +290,59 @@ mod tests {
         }
     }
 
-    #[test]
-    fn sessions_are_listed_shown_and_deleted_with_their_answers() {
-        let dir = tempfile::tempdir().unwrap();
-        let mut store = Store::open(&dir.path().join("k.sqlite")).unwrap();
-        let snapshot = json!({ "prompt_template_version": "rag-v3" });
-        let cites = json!([{ "marker": "[#1]" }]);
-        store
-            .append_turn("a", &turn(0, "first?"), &cites, &snapshot)
-            .unwrap();
-        store
-            .append_turn("a", &turn(1, "second?"), &json!([]), &snapshot)
-            .unwrap();
-        store
-            .append_turn("b", &turn(0, "other?"), &json!([]), &snapshot)
-            .unwrap();
-        store
-            .conn
-            .execute(
-                "INSERT INTO answers (trace_id, query, answer, grounded, model_id, model_provider,
-                    prompt_template_version, retrieval_mode, retrieval_k, score_gate, top_score,
-                    chunks_returned, chunks_used, citations_json, latency_ms, created_at, conversation_id)
-                 VALUES ('t1', 'q', 'a', 1, 'm', 'p', 'rag-v3', 'lexical', 8, 0.3, 0.9, 1, 1, '[]', 1, 'now', 'a')",
-                [],
-            )
-            .unwrap();
+    crate::tests::on_both_backends! {
+        fn sessions_are_listed_shown_and_deleted_with_their_answers(store) {
+            let snapshot = json!({ "prompt_template_version": "rag-v3" });
+            let cites = json!([{ "marker": "[#1]" }]);
+            store
+                .append_turn("a", &turn(0, "first?"), &cites, &snapshot)
+                .unwrap();
+            store
+                .append_turn("a", &turn(1, "second?"), &json!([]), &snapshot)
+                .unwrap();
+            store
+                .append_turn("b", &turn(0, "other?"), &json!([]), &snapshot)
+                .unwrap();
+            store
+                .conn
+                .execute(
+                    "INSERT INTO answers (trace_id, query, answer, grounded, model_id, model_provider,
+                        prompt_template_version, retrieval_mode, retrieval_k, score_gate, top_score,
+                        chunks_returned, chunks_used, citations_json, latency_ms, created_at, conversation_id)
+                     VALUES ('t1', 'q', 'a', 1, 'm', 'p', 'rag-v3', 'lexical', 8, 0.3, 0.9, 1, 1, '[]', 1, 'now', 'a')",
+                    [],
+                )
+                .unwrap();
 
-        let listed = store.sessions().unwrap();
-        let ids: Vec<(&str, u32)> = listed
-            .iter()
-            .map(|s| (s.session_id.as_str(), s.turns))
-            .collect();
-        assert!(
-            ids.contains(&("a", 2)) && ids.contains(&("b", 1)),
-            "{ids:?}"
-        );
-        let a = store.session("a").unwrap().unwrap();
-        assert_eq!(a.title.as_deref(), Some("first?"));
-        assert_eq!(a.config_snapshot["prompt_template_version"], "rag-v3");
-        let turns = store.stored_turns("a").unwrap();
-        assert_eq!(turns.len(), 2);
-        assert_eq!(turns[0].citations, cites);
-        assert_eq!(turns[1].turn.question, "second?");
-        assert_eq!(store.session_turns("a").unwrap()[1], turn(1, "second?"));
+            let listed = store.sessions().unwrap();
+            let ids: Vec<(&str, u32)> = listed
+                .iter()
+                .map(|s| (s.session_id.as_str(), s.turns))
+                .collect();
+            assert!(
+                ids.contains(&("a", 2)) && ids.contains(&("b", 1)),
+                "{ids:?}"
+            );
+            let a = store.session("a").unwrap().unwrap();
+            assert_eq!(a.title.as_deref(), Some("first?"));
+            assert_eq!(a.config_snapshot["prompt_template_version"], "rag-v3");
+            let turns = store.stored_turns("a").unwrap();
+            assert_eq!(turns.len(), 2);
+            assert_eq!(turns[0].citations, cites);
+            assert_eq!(turns[1].turn.question, "second?");
+            assert_eq!(store.session_turns("a").unwrap()[1], turn(1, "second?"));
 
-        assert_eq!(
-            store.delete_session("a").unwrap(),
-            Some(SessionDeleted {
-                turns: 2,
-                answers: 1
-            })
-        );
-        assert_eq!(store.session("a").unwrap(), None);
-        assert!(store.stored_turns("a").unwrap().is_empty());
-        assert_eq!(store.delete_session("a").unwrap(), None);
-        assert_eq!(store.sessions().unwrap().len(), 1, "b stays");
+            assert_eq!(
+                store.delete_session("a").unwrap(),
+                Some(SessionDeleted {
+                    turns: 2,
+                    answers: 1
+                })
+            );
+            assert_eq!(store.session("a").unwrap(), None);
+            assert!(store.stored_turns("a").unwrap().is_empty());
+            assert_eq!(store.delete_session("a").unwrap(), None);
+            assert_eq!(store.sessions().unwrap().len(), 1, "b stays");
+        }
     }
 }

@@ -2,7 +2,7 @@
 
 use std::collections::HashMap;
 
-use rusqlite::{OptionalExtension, Transaction, params};
+use crate::db::{Db, Optional, params};
 use serde_json::Value;
 
 use crate::{Store, StoreError, json_text, parse_json};
@@ -119,14 +119,14 @@ impl Store {
     }
 
     fn indexed(&self, root_id: Option<i64>) -> Result<Vec<(String, IndexedDoc)>, StoreError> {
-        let mut stmt = self.conn.prepare(
+        let stmt = self.conn.prepare(
             "SELECT d.workspace_path, d.source_uri, a.checksum, d.plugin_name, d.plugin_version, d.policy_hash
              FROM documents d JOIN assets a ON a.asset_id = d.asset_id
              WHERE ?1 IS NULL OR d.root_id = ?1",
         )?;
         let rows = stmt.query_map(params![root_id], |r| {
             Ok((
-                r.get::<_, String>(0)?,
+                r.get::<String>(0)?,
                 IndexedDoc {
                     source_uri: r.get(1)?,
                     checksum: r.get(2)?,
@@ -194,18 +194,18 @@ impl Store {
     /// All documents of the roots `roots` names (every root when `None`),
     /// by root and path.
     pub fn list_docs(&self, roots: Option<&[String]>) -> Result<Vec<DocRow>, StoreError> {
-        let mut stmt = self.conn.prepare(
+        let stmt = self.conn.prepare(
             "SELECT d.doc_id, d.workspace_path, d.title, d.lang, d.trust_level, d.source_type, a.byte_len,
                     (SELECT count(*) FROM chunks c WHERE c.doc_id = d.doc_id),
                     d.created_at, d.updated_at, d.parser_version, d.chunker_version, d.plugin_name,
                     d.plugin_version, d.fallback_reason,
                     (SELECT json_group_array(tag) FROM (SELECT tag FROM document_tags t
-                      WHERE t.doc_id = d.doc_id ORDER BY tag)),
+                      WHERE t.doc_id = d.doc_id ORDER BY tag) AS tags),
                     json_extract(d.metadata_json, '$.repo'), json_extract(d.metadata_json, '$.git_branch'),
                     json_extract(d.metadata_json, '$.git_commit'), r.name
              FROM documents d JOIN assets a ON a.asset_id = d.asset_id
              JOIN roots r ON r.root_id = d.root_id
-             WHERE ?1 IS NULL OR r.name IN (SELECT value FROM json_each(?1))
+             WHERE CAST(?1 AS TEXT) IS NULL OR r.name IN (SELECT value FROM json_each(?1))
              ORDER BY r.name, d.workspace_path",
         )?;
         let roots = roots.map(|r| json_text(&r));
@@ -218,8 +218,8 @@ impl Store {
                 lang: r.get(3)?,
                 trust_level: r.get(4)?,
                 source_type: r.get(5)?,
-                byte_len: r.get::<_, i64>(6)? as u64,
-                chunk_count: r.get::<_, i64>(7)? as u64,
+                byte_len: r.get::<i64>(6)? as u64,
+                chunk_count: r.get::<i64>(7)? as u64,
                 created_at: r.get(8)?,
                 updated_at: r.get(9)?,
                 parser_version: r.get(10)?,
@@ -227,7 +227,7 @@ impl Store {
                 plugin_name: r.get(12)?,
                 plugin_version: r.get(13)?,
                 fallback_reason: r.get(14)?,
-                tags: parse_json(&r.get::<_, String>(15)?),
+                tags: parse_json(&r.get::<String>(15)?),
                 repo: r.get(16)?,
                 git_branch: r.get(17)?,
                 git_commit: r.get(18)?,
@@ -238,12 +238,10 @@ impl Store {
 
     /// Documents per responsible plugin name.
     pub fn docs_per_plugin(&self) -> Result<HashMap<String, u64>, StoreError> {
-        let mut stmt = self
+        let stmt = self
             .conn
             .prepare("SELECT plugin_name, count(*) FROM documents GROUP BY plugin_name")?;
-        let rows = stmt.query_map([], |r| {
-            Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)? as u64))
-        })?;
+        let rows = stmt.query_map([], |r| Ok((r.get::<String>(0)?, r.get::<i64>(1)? as u64)))?;
         Ok(rows.collect::<Result<_, _>>()?)
     }
 }
@@ -251,7 +249,7 @@ impl Store {
 /// The asset and document rows of `doc` (the asset row is shared by
 /// documents with the same bytes and location).
 fn insert_document_row(
-    tx: &rusqlite::Connection,
+    tx: &Db,
     doc: &NewDocument,
     created_at: &str,
     now: &str,
@@ -304,13 +302,14 @@ fn insert_document_row(
 }
 
 /// The tags, blocks and chunks of `doc`.
-fn insert_parts(tx: &rusqlite::Connection, doc: &NewDocument, now: &str) -> Result<(), StoreError> {
-    let mut tag =
-        tx.prepare("INSERT OR IGNORE INTO document_tags (doc_id, tag) VALUES (?1, ?2)")?;
+fn insert_parts(tx: &Db, doc: &NewDocument, now: &str) -> Result<(), StoreError> {
+    let tag = tx.prepare(
+        "INSERT INTO document_tags (doc_id, tag) VALUES (?1, ?2) ON CONFLICT DO NOTHING",
+    )?;
     for t in &doc.tags {
         tag.execute(params![doc.doc_id, t])?;
     }
-    let mut block = tx.prepare(
+    let block = tx.prepare(
             "INSERT INTO blocks (block_id, doc_id, kind, heading_path_json, ordinal, source_span_json, payload_json)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
         )?;
@@ -325,7 +324,7 @@ fn insert_parts(tx: &rusqlite::Connection, doc: &NewDocument, now: &str) -> Resu
             b.payload.to_string()
         ])?;
     }
-    let mut chunk = tx.prepare(
+    let chunk = tx.prepare(
         "INSERT INTO chunks (chunk_id, doc_id, ordinal, text, heading_path_json, section_label,
                                  source_spans_json, token_estimate, chunker_version, policy_hash,
                                  block_ids_json, created_at)
@@ -360,7 +359,7 @@ fn same_up_to_normalization(a: &str, b: &str) -> bool {
 /// Delete the document at `path` in the root `root_id` (cascading to its
 /// blocks, chunks, FTS rows and tags) and its asset when no other document
 /// shares it.
-fn delete_by_path(tx: &Transaction<'_>, root_id: i64, path: &str) -> Result<usize, StoreError> {
+fn delete_by_path(tx: &Db, root_id: i64, path: &str) -> Result<usize, StoreError> {
     let asset: Option<String> = tx
         .query_row(
             "SELECT asset_id FROM documents WHERE root_id = ?1 AND workspace_path = ?2",

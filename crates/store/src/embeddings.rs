@@ -3,7 +3,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use rusqlite::params;
+use crate::db::params;
 
 use crate::{Store, StoreError};
 use kebab_core::clock::now_rfc3339;
@@ -54,7 +54,7 @@ impl Store {
         (model, version, dims): ModelKey<'_>,
         limit: usize,
     ) -> Result<Vec<MissingVector>, StoreError> {
-        let mut stmt = self.conn.prepare_cached(
+        let stmt = self.conn.prepare(
             "SELECT c.chunk_id, c.doc_id, c.text FROM chunks c
              WHERE NOT EXISTS (SELECT 1 FROM embedding_records e
                                WHERE e.chunk_id = c.chunk_id AND e.model_id = ?1
@@ -87,7 +87,7 @@ impl Store {
                   - (SELECT count(*) FROM embedding_records
                      WHERE model_id = ?1 AND model_version = ?2 AND dimensions = ?3)",
                 params![model, version, dims as i64],
-                |r| r.get::<_, i64>(0),
+                |r| r.get::<i64>(0),
             )?
             .max(0) as usize)
     }
@@ -101,7 +101,7 @@ impl Store {
             "SELECT count(*) FROM embedding_records
              WHERE model_id = ?1 AND model_version = ?2 AND dimensions = ?3",
             params![model, version, dims as i64],
-            |r| r.get::<_, i64>(0),
+            |r| r.get::<i64>(0),
         )? as usize)
     }
 
@@ -110,7 +110,7 @@ impl Store {
         &self,
         (model, version, dims): ModelKey<'_>,
     ) -> Result<HashSet<String>, StoreError> {
-        let mut stmt = self.conn.prepare_cached(
+        let stmt = self.conn.prepare(
             "SELECT chunk_id FROM embedding_records
              WHERE model_id = ?1 AND model_version = ?2 AND dimensions = ?3",
         )?;
@@ -120,7 +120,7 @@ impl Store {
 
     /// The vectors recorded for one chunk, one per model, oldest first.
     pub fn chunk_embeddings(&self, chunk_id: &str) -> Result<Vec<EmbeddingRecord>, StoreError> {
-        let mut stmt = self.conn.prepare_cached(
+        let stmt = self.conn.prepare(
             "SELECT embedding_id, model_id, model_version, dimensions FROM embedding_records
              WHERE chunk_id = ?1 ORDER BY created_at, embedding_id",
         )?;
@@ -129,7 +129,7 @@ impl Store {
                 embedding_id: r.get(0)?,
                 model: r.get(1)?,
                 version: r.get(2)?,
-                dimensions: r.get::<_, i64>(3)? as usize,
+                dimensions: r.get::<i64>(3)? as usize,
             })
         })?;
         Ok(rows.collect::<Result<_, _>>()?)
@@ -144,10 +144,12 @@ impl Store {
     ) -> Result<(), StoreError> {
         let tx = self.write_tx()?;
         {
-            let mut stmt = tx.prepare_cached(
-                "INSERT OR REPLACE INTO embedding_records
+            let stmt = tx.prepare(
+                "INSERT INTO embedding_records
                    (embedding_id, chunk_id, model_id, model_version, dimensions, lance_table, created_at)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
+                 ON CONFLICT(embedding_id) DO UPDATE SET
+                   lance_table = excluded.lance_table, created_at = excluded.created_at",
             )?;
             let now = now_rfc3339();
             for id in chunk_ids {
@@ -194,14 +196,14 @@ impl Store {
         (model, version, dims): ModelKey<'_>,
         hashes: &[String],
     ) -> Result<HashMap<String, CachedVector>, StoreError> {
-        let mut stmt = self.conn.prepare_cached(
+        let stmt = self.conn.prepare(
             "SELECT text_hash, vector FROM embedding_cache
              WHERE model_id = ?1 AND model_version = ?2 AND dimensions = ?3
                AND text_hash IN (SELECT value FROM json_each(?4))",
         )?;
         let list = serde_json::to_string(hashes).expect("hashes serialise");
         let rows = stmt.query_map(params![model, version, dims as i64, list], |r| {
-            Ok((r.get::<_, String>(0)?, from_blob(&r.get::<_, Vec<u8>>(1)?)))
+            Ok((r.get::<String>(0)?, from_blob(&r.get::<Vec<u8>>(1)?)))
         })?;
         Ok(rows.collect::<Result<_, _>>()?)
     }
@@ -214,10 +216,11 @@ impl Store {
     ) -> Result<(), StoreError> {
         let tx = self.write_tx()?;
         {
-            let mut stmt = tx.prepare_cached(
-                "INSERT OR IGNORE INTO embedding_cache
+            let stmt = tx.prepare(
+                "INSERT INTO embedding_cache
                    (model_id, model_version, text_hash, dimensions, vector, created_at)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+                 ON CONFLICT DO NOTHING",
             )?;
             let now = now_rfc3339();
             for (hash, v) in vectors {

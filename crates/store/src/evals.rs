@@ -1,7 +1,7 @@
 //! `kebab eval` history: one `eval_runs` row per run, one
 //! `eval_query_results` row per query and mode.
 
-use rusqlite::params;
+use crate::db::params;
 use serde_json::Value;
 
 use crate::{Store, StoreError};

@@ -14,10 +14,13 @@
 //! (where the next change would overflow), is made again empty, every
 //! chunk logged anew and the lexical index set aside to be rebuilt
 //! ([`Store::heal_lexical_log`]); readers meanwhile search FTS5.
+//!
+//! On PostgreSQL (team mode) there is no full-text table, and the log's
+//! table is the migrations' own: nothing here applies there.
 
 use std::collections::HashMap;
 
-use rusqlite::Connection;
+use crate::db::{Db, DbError};
 
 use crate::{MIGRATIONS, Store, StoreError};
 
@@ -51,7 +54,7 @@ type FtsObject = (String, String, String);
 /// The objects the full-text index is made of, by name: `chunks_fts` and
 /// every trigger on `chunks`, with the SQL the migrations create them with.
 fn defined_objects() -> Result<Vec<FtsObject>, StoreError> {
-    let reference = Connection::open_in_memory()?;
+    let reference = Db::open_sqlite_in_memory()?;
     for (_, _, sql) in MIGRATIONS {
         reference.execute_batch(sql)?;
     }
@@ -59,8 +62,8 @@ fn defined_objects() -> Result<Vec<FtsObject>, StoreError> {
 }
 
 /// `(type, name, sql)` of `chunks_fts` and the triggers on `chunks` in `conn`.
-fn objects(conn: &Connection) -> Result<Vec<FtsObject>, StoreError> {
-    let mut stmt = conn.prepare(
+fn objects(conn: &Db) -> Result<Vec<FtsObject>, StoreError> {
+    let stmt = conn.prepare(
         "SELECT type, name, sql FROM sqlite_master
          WHERE name = 'chunks_fts' OR (type = 'trigger' AND tbl_name = 'chunks')
          ORDER BY type = 'trigger', name",
@@ -74,7 +77,7 @@ fn objects(conn: &Connection) -> Result<Vec<FtsObject>, StoreError> {
 /// from it, or — when all are in place — a row count other than one per
 /// chunk, or a table that cannot be read. The one rule both the rebuild
 /// and the readers go by; `conn` should hold one snapshot (a transaction).
-fn damage(conn: &Connection, defined: &[FtsObject]) -> Result<(Vec<String>, i64), StoreError> {
+fn damage(conn: &Db, defined: &[FtsObject]) -> Result<(Vec<String>, i64), StoreError> {
     let present: HashMap<String, String> = objects(conn)?
         .into_iter()
         .map(|(_, name, sql)| (name, sql))
@@ -89,7 +92,7 @@ fn damage(conn: &Connection, defined: &[FtsObject]) -> Result<(Vec<String>, i64)
         .collect();
     let chunks: i64 = conn.query_row("SELECT count(*) FROM chunks", [], |r| r.get(0))?;
     if wrong.is_empty() {
-        match conn.query_row(FTS_ROW_COUNT, [], |r| r.get::<_, i64>(0)) {
+        match conn.query_row(FTS_ROW_COUNT, [], |r| r.get::<i64>(0)) {
             Ok(rows) if rows == chunks => {}
             Ok(rows) => wrong.push(format!("{rows} rows for {chunks} chunks")),
             Err(e) => wrong.push(format!("unreadable ({e})")),
@@ -100,13 +103,13 @@ fn damage(conn: &Connection, defined: &[FtsObject]) -> Result<(Vec<String>, i64)
 
 /// Fill an empty full-text table with the row of every chunk ([`FTS_ROWS`]):
 /// when it is rebuilt, and by the migration that remade it (V007).
-pub(crate) fn fill_full_text(conn: &Connection) -> rusqlite::Result<()> {
+pub(crate) fn fill_full_text(conn: &Db) -> Result<(), DbError> {
     conn.execute_batch(FTS_ROWS)
 }
 
 /// The SQL the migrations create `lexical_log` with.
 fn defined_log_table() -> Result<String, StoreError> {
-    let reference = Connection::open_in_memory()?;
+    let reference = Db::open_sqlite_in_memory()?;
     for (_, _, sql) in MIGRATIONS {
         reference.execute_batch(sql)?;
     }
@@ -114,8 +117,8 @@ fn defined_log_table() -> Result<String, StoreError> {
 }
 
 /// The SQL `lexical_log` has in `conn`, if it exists.
-fn log_table(conn: &Connection) -> Result<Option<String>, StoreError> {
-    use rusqlite::OptionalExtension;
+fn log_table(conn: &Db) -> Result<Option<String>, StoreError> {
+    use crate::db::Optional;
     Ok(conn
         .query_row(
             "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'lexical_log'",
@@ -127,7 +130,7 @@ fn log_table(conn: &Connection) -> Result<Option<String>, StoreError> {
 
 /// What is wrong with the lexical change log in `conn` (compared with
 /// `defined`, its SQL), if anything.
-fn log_damage(conn: &Connection, defined: &str) -> Result<Option<String>, StoreError> {
+fn log_damage(conn: &Db, defined: &str) -> Result<Option<String>, StoreError> {
     match log_table(conn)? {
         None => return Ok(Some("table lexical_log missing".into())),
         Some(sql) if sql != defined => return Ok(Some("table lexical_log altered".into())),
@@ -149,6 +152,9 @@ impl Store {
     /// run's end builds it again from the chunks. Meant for a writer
     /// holding the writer lock. What was wrong, when anything was.
     pub fn heal_lexical_log(&mut self) -> Result<Option<String>, StoreError> {
+        if self.conn.is_postgres() {
+            return Ok(None);
+        }
         let defined = defined_log_table()?;
         let tx = self.write_tx()?;
         let Some(wrong) = log_damage(&tx, &defined)? else {
@@ -178,8 +184,11 @@ impl Store {
     /// never shows as rows out of step. For readers; the rebuild is
     /// [`Store::heal_full_text`]'s, by the same rule.
     pub fn full_text_damage(&self) -> Result<Option<String>, StoreError> {
+        if self.conn.is_postgres() {
+            return Ok(None);
+        }
         let defined = defined_objects()?;
-        let snapshot = self.conn.unchecked_transaction()?;
+        let snapshot = self.conn.read_tx()?;
         let (wrong, _) = damage(&snapshot, &defined)?;
         drop(snapshot);
         Ok((!wrong.is_empty()).then(|| wrong.join(", ")))
@@ -189,6 +198,9 @@ impl Store {
     /// of the chunks (see the module doc). Meant for a writer holding the
     /// writer lock; one transaction. What was wrong, when anything was.
     pub fn heal_full_text(&mut self) -> Result<Option<String>, StoreError> {
+        if self.conn.is_postgres() {
+            return Ok(None);
+        }
         let defined = defined_objects()?;
         let tx = self.write_tx()?;
         let (wrong, chunks) = damage(&tx, &defined)?;
@@ -232,7 +244,7 @@ mod tests {
 
     /// Every FTS row, in rowid order.
     fn fts_rows(store: &Store) -> Vec<(i64, String, String, String, String)> {
-        let mut stmt = store
+        let stmt = store
             .conn
             .prepare(
                 "SELECT rowid, chunk_id, doc_id, heading_path, text FROM chunks_fts ORDER BY rowid",

@@ -20,7 +20,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use rusqlite::{Connection, params};
+use crate::db::{Db, params};
 use tantivy::Score;
 use tantivy::fieldnorm::FieldNormReader;
 use tantivy::query::Bm25Weight;
@@ -37,10 +37,10 @@ use crate::lexical::indexed_text;
 pub const LEXICAL_MAX_PENDING: usize = 20_000;
 
 /// How many distinct chunks the log's rows after `seq` name (0: all rows).
-pub(crate) fn chunks_logged_after(conn: &Connection, seq: i64) -> Result<usize, StoreError> {
+pub(crate) fn chunks_logged_after(conn: &Db, seq: i64) -> Result<usize, StoreError> {
     Ok(conn
-        .prepare_cached("SELECT count(DISTINCT chunk_rowid) FROM lexical_log WHERE seq > ?1")?
-        .query_row(params![seq], |r| r.get::<_, i64>(0))? as usize)
+        .prepare("SELECT count(DISTINCT chunk_rowid) FROM lexical_log WHERE seq > ?1")?
+        .query_row(params![seq], |r| r.get::<i64>(0))? as usize)
 }
 
 /// One changed chunk as the index would hold it.
@@ -85,7 +85,7 @@ impl PendingChunks {
     /// dropped, and search answers from FTS5.
     pub(crate) fn catch_up(
         &mut self,
-        conn: &Connection,
+        conn: &Db,
         span: Option<(i64, i64)>,
         applied: i64,
         max: usize,
@@ -111,24 +111,26 @@ impl PendingChunks {
             *self = PendingChunks::default();
             return Ok(false);
         }
-        let mut stmt = conn.prepare_cached(
+        let started = std::time::Instant::now();
+        let upto = self.upto;
+        conn.query_each(
             "SELECT l.chunk_rowid, c.tokenized_korean_text, c.text
              FROM (SELECT DISTINCT chunk_rowid FROM lexical_log WHERE seq > ?1 AND seq <= ?2) l
              LEFT JOIN chunks c ON c.rowid = l.chunk_rowid",
+            params![upto, last],
+            |row| {
+                let rowid: i64 = row.get(0)?;
+                let korean: Option<String> = row.get(1)?;
+                let text: Option<String> = row.get(2)?;
+                self.forget(rowid);
+                self.rowids.insert(rowid);
+                if let Some(text) = text {
+                    let analysed = self.analyse(&indexed_text(korean.as_deref(), &text));
+                    self.chunks.insert(rowid, analysed);
+                }
+                Ok::<_, StoreError>(())
+            },
         )?;
-        let started = std::time::Instant::now();
-        let mut rows = stmt.query(params![self.upto, last])?;
-        while let Some(row) = rows.next()? {
-            let rowid: i64 = row.get(0)?;
-            let korean: Option<String> = row.get(1)?;
-            let text: Option<String> = row.get(2)?;
-            self.forget(rowid);
-            self.rowids.insert(rowid);
-            if let Some(text) = text {
-                let analysed = self.analyse(&indexed_text(korean.as_deref(), &text));
-                self.chunks.insert(rowid, analysed);
-            }
-        }
         if self.rowids.len() > max {
             *self = PendingChunks::default();
             return Ok(false);

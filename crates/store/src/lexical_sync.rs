@@ -13,7 +13,7 @@
 use std::path::Path;
 use std::time::Instant;
 
-use rusqlite::{Connection, params};
+use crate::db::{Db, params};
 
 use crate::lexical::{
     LexicalError, LexicalReader, LexicalWriter, building_dir, clear_leftovers, indexed_text,
@@ -61,19 +61,22 @@ const MANY_CHANGES: usize = 10_000;
 /// [`crate::LEXICAL_MAX_PENDING`].
 pub const LEXICAL_APPLY_EVERY: usize = 5_000;
 
-/// SQLite's last `lexical_log` sequence number (0 before the first row).
-fn last_seq(conn: &Connection) -> Result<i64, StoreError> {
-    Ok(conn
-        .prepare_cached(
-            "SELECT coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'lexical_log'), 0)",
-        )?
-        .query_row([], |r| r.get(0))?)
+/// The last `lexical_log` sequence number handed out (0 before the first
+/// row), whether or not its row is still there.
+fn last_seq(conn: &Db) -> Result<i64, StoreError> {
+    let sql = match conn.is_postgres() {
+        false => "SELECT coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'lexical_log'), 0)",
+        true => {
+            "SELECT coalesce(pg_sequence_last_value(pg_get_serial_sequence('lexical_log', 'seq')), 0)"
+        }
+    };
+    Ok(conn.query_row(sql, [], |r| r.get(0))?)
 }
 
 /// The log's (first, last) sequence numbers, `None` when it is empty.
-fn log_span(conn: &Connection) -> Result<Option<(i64, i64)>, StoreError> {
+fn log_span(conn: &Db) -> Result<Option<(i64, i64)>, StoreError> {
     let (first, last): (Option<i64>, Option<i64>) = conn
-        .prepare_cached("SELECT min(seq), max(seq) FROM lexical_log")?
+        .prepare("SELECT min(seq), max(seq) FROM lexical_log")?
         .query_row([], |r| Ok((r.get(0)?, r.get(1)?)))?;
     Ok(first.zip(last))
 }
@@ -82,7 +85,7 @@ fn log_span(conn: &Connection) -> Result<Option<(i64, i64)>, StoreError> {
 /// step by applying the log, whose (first, last) rows are `span`, if it
 /// cannot: see the module doc.
 fn out_of_step(
-    conn: &Connection,
+    conn: &Db,
     seq: i64,
     span: Option<(i64, i64)>,
 ) -> Result<Option<String>, StoreError> {
@@ -142,7 +145,7 @@ impl Store {
         let Some(reader) = slot.as_mut() else {
             return Ok(None);
         };
-        let snapshot = self.conn.unchecked_transaction()?;
+        let snapshot = self.conn.read_tx()?;
         // A change log that cannot be read (dropped, say) is damage the
         // next ingest rebuilds; meanwhile FTS5 answers.
         let span = match log_span(&snapshot) {
@@ -192,7 +195,7 @@ impl Store {
             Ok(None) => return Ok(LexicalState::NotBuilt),
             Err(e) => return Ok(LexicalState::Unreadable(e.to_string())),
         };
-        let snapshot = self.conn.unchecked_transaction()?;
+        let snapshot = self.conn.read_tx()?;
         let span = match log_span(&snapshot) {
             Ok(span) => span,
             Err(e) => {
@@ -289,7 +292,10 @@ impl Store {
             sync.chunks = self.rebuild_lexical(&dir)?;
             sync.rebuilt = why;
         }
-        if let Some((_, last)) = span {
+        // On PostgreSQL every machine keeps a lexical index of its own,
+        // each following the one log: rows another may not have applied
+        // yet stay (trimming them is left to a maintainer, not built).
+        if let Some((_, last)) = span.filter(|_| !self.conn.is_postgres()) {
             self.conn
                 .execute("DELETE FROM lexical_log WHERE seq <= ?1", params![last])?;
         }
@@ -344,19 +350,18 @@ impl Store {
     fn each_chunk(
         &self,
         condition: &str,
-        params: impl rusqlite::Params,
+        params: impl crate::db::Params,
         mut f: impl FnMut(i64, &str) -> Result<(), StoreError>,
     ) -> Result<(), StoreError> {
-        let mut stmt = self.conn.prepare(&format!(
-            "SELECT rowid, tokenized_korean_text, text FROM chunks {condition}"
-        ))?;
-        let mut rows = stmt.query(params)?;
-        while let Some(row) = rows.next()? {
-            let korean: Option<String> = row.get(1)?;
-            let text: String = row.get(2)?;
-            f(row.get(0)?, &indexed_text(korean.as_deref(), &text))?;
-        }
-        Ok(())
+        self.conn.query_each(
+            &format!("SELECT rowid, tokenized_korean_text, text FROM chunks {condition}"),
+            params,
+            |row| {
+                let korean: Option<String> = row.get(1)?;
+                let text: String = row.get(2)?;
+                f(row.get(0)?, &indexed_text(korean.as_deref(), &text))
+            },
+        )
     }
 
     /// The text the lexical index holds of the chunk `rowid`. A chunk the

@@ -15,6 +15,7 @@
 
 mod analysis;
 mod answers;
+mod db;
 mod documents;
 mod embeddings;
 mod evals;
@@ -25,6 +26,7 @@ mod lexical_pending;
 mod lexical_schema;
 mod lexical_sync;
 mod lookup;
+mod postgres;
 mod retrieval;
 mod roots;
 mod stats;
@@ -49,8 +51,9 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, PoisonError};
 
+pub use db::DbError;
+use db::{Db, Optional, params};
 use kebab_core::clock::now_rfc3339;
-use rusqlite::{Connection, OptionalExtension, params};
 use serde_json::Value;
 
 /// Numbered migrations, applied in order at open. Files are never edited
@@ -93,12 +96,24 @@ const MIGRATIONS: &[(u32, &str, &str)] = &[
     ),
 ];
 
+/// The PostgreSQL schema's migrations (`migrations-postgres/`), numbered
+/// on their own; the same rules.
+const POSTGRES_MIGRATIONS: &[(u32, &str, &str)] = &[(
+    1,
+    "V001__init.sql",
+    include_str!("../../../migrations-postgres/V001__init.sql"),
+)];
+
 /// Storage failures.
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
     /// SQLite reported an error.
     #[error("sqlite: {0}")]
     Sqlite(#[source] rusqlite::Error),
+    /// The database answered with something the store did not expect (a
+    /// missing row, a column of another type).
+    #[error("database: {0}")]
+    Db(DbError),
     /// The lexical index failed ([`lexical`]).
     #[error(transparent)]
     Lexical(#[from] lexical::LexicalError),
@@ -110,10 +125,7 @@ pub enum StoreError {
     Damaged(rusqlite::Error),
     /// A migration could not be applied.
     #[error("migration {name} failed: {source}")]
-    Migration {
-        name: &'static str,
-        source: rusqlite::Error,
-    },
+    Migration { name: &'static str, source: DbError },
     /// The database was written by a newer kebab.
     #[error("database schema v{found} is newer than this kebab (v{supported}); upgrade kebab")]
     TooNew { found: u32, supported: u32 },
@@ -141,6 +153,14 @@ pub enum StoreError {
     /// A root of that name, or for that directory, exists.
     #[error("the index already has a root `{0}` (for that name or that directory)")]
     RootExists(String),
+    /// Team mode has no full-text table to fall back on: the lexical index
+    /// this process derives from PostgreSQL's change log must answer.
+    #[error(
+        "the lexical index in {} is not built or not in step with PostgreSQL; run `kebab \
+         ingest` here to bring it up to date",
+        .0.display()
+    )]
+    LexicalBehind(PathBuf),
     /// No root has that name.
     #[error("the index has no root `{0}`")]
     UnknownRoot(String),
@@ -156,13 +176,25 @@ impl From<rusqlite::Error> for StoreError {
     }
 }
 
+impl From<DbError> for StoreError {
+    fn from(e: DbError) -> StoreError {
+        match e {
+            DbError::Sqlite(e) => StoreError::from(e),
+            other => StoreError::Db(other),
+        }
+    }
+}
+
 impl StoreError {
     /// SQLite's code for the failure, if SQLite reported it.
     pub fn sqlite_code(&self) -> Option<rusqlite::ErrorCode> {
         match self {
             StoreError::Sqlite(e)
             | StoreError::Damaged(e)
-            | StoreError::Migration { source: e, .. } => e.sqlite_error_code(),
+            | StoreError::Migration {
+                source: DbError::Sqlite(e),
+                ..
+            } => e.sqlite_error_code(),
             _ => None,
         }
     }
@@ -190,6 +222,11 @@ impl StoreError {
                 matches!(e.code, ConstraintViolation | TooBig | TypeMismatch)
             }
             StoreError::Sqlite(rusqlite::Error::ToSqlConversionFailure(_)) => true,
+            // PostgreSQL: an integrity constraint (class 23) or a value it
+            // cannot take (class 22, data exception).
+            StoreError::Db(DbError::Postgres(e)) => e
+                .code()
+                .is_some_and(|c| c.code().starts_with("23") || c.code().starts_with("22")),
             _ => false,
         }
     }
@@ -197,7 +234,7 @@ impl StoreError {
 
 /// An open index.
 pub struct Store {
-    conn: Connection,
+    conn: Db,
     /// Where the lexical index of this database lives (`lexical/` beside
     /// the database file).
     lexical_dir: Option<PathBuf>,
@@ -209,6 +246,10 @@ pub struct Store {
     /// Counts this connection in [`OPEN_HERE`] (dropped after `conn`).
     _open_here: Option<OpenHere>,
 }
+
+/// The PostgreSQL advisory lock that migrations take (any number kebab
+/// alone uses: "kebab" in ASCII).
+const MIGRATION_LOCK: i64 = 0x6b_6562_6162;
 
 /// Index files this process has open through [`Store::open`], by the path
 /// they were opened by, with how many stores hold each. SQLite's locks
@@ -305,13 +346,8 @@ fn check_length(path: &Path) -> Result<(), StoreError> {
 }
 
 /// The schema version recorded in `conn` (0 for a new database).
-fn schema_version_of(conn: &Connection) -> Result<u32, StoreError> {
-    let has_meta: bool = conn.query_row(
-        "SELECT count(*) > 0 FROM sqlite_master WHERE type = 'table' AND name = 'schema_meta'",
-        [],
-        |r| r.get(0),
-    )?;
-    if !has_meta {
+fn schema_version_of(conn: &Db) -> Result<u32, StoreError> {
+    if !conn.has_table("schema_meta")? {
         return Ok(0);
     }
     let v: Option<String> = conn
@@ -346,7 +382,6 @@ impl Store {
     /// create the WAL's shared-memory file in a read-only directory). The
     /// schema must be current, as nothing can be migrated.
     pub fn open_read_only(path: &Path) -> Result<Store, StoreError> {
-        use rusqlite::OpenFlags;
         let escaped: String = path
             .to_string_lossy()
             .chars()
@@ -357,12 +392,9 @@ impl Store {
                 c => c.to_string(),
             })
             .collect();
-        let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
-            | OpenFlags::SQLITE_OPEN_URI
-            | OpenFlags::SQLITE_OPEN_NO_MUTEX;
         let supported = MIGRATIONS.last().map(|m| m.0).unwrap_or(0);
         let open = |mode: &str| -> Result<Store, StoreError> {
-            let conn = Connection::open_with_flags(format!("file:{escaped}?{mode}"), flags)?;
+            let conn = Db::open_sqlite_read_only(&format!("file:{escaped}?{mode}"))?;
             let store = Store::over(conn, path);
             let found = store.schema_version()?;
             if found < supported {
@@ -374,8 +406,18 @@ impl Store {
         open("mode=ro").or_else(|_| open("immutable=1"))
     }
 
-    /// A store over `conn`, the database at `path`.
-    fn over(conn: Connection, path: &Path) -> Store {
+    /// Open (creating its tables if needed) the index in the PostgreSQL
+    /// database at `url` (team mode), keeping what this process derives
+    /// from it (the lexical index) under `cache_dir`.
+    pub fn open_postgres(url: &str, cache_dir: &Path) -> Result<Store, StoreError> {
+        let mut store = Store::over(Db::open_postgres(url)?, &cache_dir.join("index"));
+        store.migrate()?;
+        Ok(store)
+    }
+
+    /// A store over `conn`, the database at `path` (beside which its
+    /// lexical index lives).
+    fn over(conn: Db, path: &Path) -> Store {
         Store {
             conn,
             lexical_dir: path.parent().map(|dir| dir.join("lexical")),
@@ -414,15 +456,11 @@ impl Store {
 
     /// Whether this index was opened read-only.
     pub fn is_read_only(&self) -> bool {
-        self.conn.is_readonly(rusqlite::MAIN_DB).unwrap_or(false)
+        self.conn.is_read_only()
     }
 
     fn open_writable(path: &Path) -> Result<Store, StoreError> {
-        let conn = Connection::open(path)?;
-        conn.busy_timeout(std::time::Duration::from_secs(10))?;
-        conn.execute_batch(
-            "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;",
-        )?;
+        let conn = Db::open_sqlite(path)?;
         let mut store = Store::over(conn, path);
         store.migrate()?;
         Ok(store)
@@ -433,33 +471,40 @@ impl Store {
         schema_version_of(&self.conn)
     }
 
-    /// A write transaction holding SQLite's write lock from its first
-    /// statement (`BEGIN IMMEDIATE`), so waiting for another process's
-    /// write goes through the busy timeout. A deferred transaction that
-    /// reads and then writes fails at once with "database is locked" when
-    /// another writer got in between: SQLite bypasses the busy handler there
-    /// because waiting could deadlock.
-    pub(crate) fn write_tx(&mut self) -> Result<rusqlite::Transaction<'_>, StoreError> {
-        Ok(self
-            .conn
-            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?)
+    /// A write transaction ([`Db::write_tx`]).
+    pub(crate) fn write_tx(&mut self) -> Result<db::Tx<'_>, StoreError> {
+        Ok(self.conn.write_tx()?)
+    }
+
+    /// The migrations of this store's backend.
+    fn migrations(&self) -> &'static [(u32, &'static str, &'static str)] {
+        match self.conn.is_postgres() {
+            true => POSTGRES_MIGRATIONS,
+            false => MIGRATIONS,
+        }
     }
 
     fn migrate(&mut self) -> Result<(), StoreError> {
-        let supported = MIGRATIONS.last().map(|m| m.0).unwrap_or(0);
+        let migrations = self.migrations();
+        let supported = migrations.last().map(|m| m.0).unwrap_or(0);
         if self.schema_version()? >= supported {
             return self.check_not_newer(supported);
         }
         // Re-read the version under the write lock: two processes opening a
         // new index at once must not both apply the same migration.
+        // PostgreSQL has no database-wide write lock: a transaction-scoped
+        // advisory lock stands in for it.
         let tx = self.write_tx()?;
+        if tx.is_postgres() {
+            tx.execute_batch(&format!("SELECT pg_advisory_xact_lock({MIGRATION_LOCK})"))?;
+        }
         let current = schema_version_of(&tx)?;
-        for &(id, name, sql) in MIGRATIONS.iter().filter(|m| m.0 > current) {
+        for &(id, name, sql) in migrations.iter().filter(|m| m.0 > current) {
             let wrap = |source| StoreError::Migration { name, source };
             tx.execute_batch(sql).map_err(wrap)?;
-            match id {
-                4 => roots::backfill_roots(&tx).map_err(wrap)?,
-                7 => heal::fill_full_text(&tx).map_err(wrap)?,
+            match (tx.is_postgres(), id) {
+                (false, 4) => roots::backfill_roots(&tx).map_err(wrap)?,
+                (false, 7) => heal::fill_full_text(&tx).map_err(wrap)?,
                 _ => {}
             }
             tx.execute(
@@ -500,7 +545,7 @@ impl Store {
     /// [`Store::full_text_damage`]'s question.
     pub fn counts(&self) -> Result<(u64, u64), StoreError> {
         let count = |sql: &str| -> Result<u64, StoreError> {
-            Ok(self.conn.query_row(sql, [], |r| r.get::<_, i64>(0))? as u64)
+            Ok(self.conn.query_row(sql, [], |r| r.get::<i64>(0))? as u64)
         };
         Ok((
             count("SELECT count(*) FROM documents")?,
@@ -542,6 +587,79 @@ impl Store {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// The database a test runs on.
+    #[derive(Debug, Clone, Copy)]
+    pub(crate) enum Backend {
+        Sqlite,
+        Postgres,
+    }
+
+    /// A new index on a backend, holding the one root (`abs`, at `/abs`)
+    /// the [`doc`]s belong to, in a directory (and a PostgreSQL cluster)
+    /// of its own that goes with it.
+    pub(crate) struct TestIndex {
+        pub(crate) store: Store,
+        _cluster: Option<kebab_test_postgres::Cluster>,
+        _dir: tempfile::TempDir,
+    }
+
+    impl TestIndex {
+        pub(crate) fn new(backend: Backend) -> TestIndex {
+            let dir = tempfile::tempdir().unwrap();
+            let (mut store, cluster) = match backend {
+                Backend::Sqlite => (Store::open(&dir.path().join("k.sqlite")).unwrap(), None),
+                Backend::Postgres => {
+                    let cluster = kebab_test_postgres::Cluster::start();
+                    let url = cluster.create_database("kebab");
+                    (
+                        Store::open_postgres(&url, dir.path()).unwrap(),
+                        Some(cluster),
+                    )
+                }
+            };
+            store.add_root("abs", Path::new("/abs"), &[]).unwrap();
+            TestIndex {
+                store,
+                _cluster: cluster,
+                _dir: dir,
+            }
+        }
+    }
+
+    /// A test written once and run on each backend: `NAME::sqlite` and
+    /// `NAME::postgres`, each handed a fresh [`TestIndex`]'s store.
+    macro_rules! on_both_backends {
+        ($(#[$doc:meta])* fn $name:ident($store:ident) $body:block) => {
+            $(#[$doc])*
+            mod $name {
+                #[allow(unused_imports)]
+                use super::*;
+                use crate::tests::{Backend, TestIndex};
+
+                fn body($store: &mut crate::Store) $body
+
+                #[test]
+                fn sqlite() {
+                    body(&mut TestIndex::new(Backend::Sqlite).store)
+                }
+
+                #[test]
+                fn postgres() {
+                    body(&mut TestIndex::new(Backend::Postgres).store)
+                }
+            }
+        };
+    }
+    pub(crate) use on_both_backends;
+
+    /// Bring the lexical index up to date where nothing else answers a
+    /// lexical search (PostgreSQL has no FTS5 table to fall back on).
+    pub(crate) fn searchable(store: &mut Store) {
+        if store.conn.is_postgres() {
+            store.sync_lexical().unwrap();
+        }
+    }
 
     /// A new index at `path` holding the one root (`abs`, at `/abs`) the
     /// [`doc`]s belong to.
@@ -638,74 +756,74 @@ mod tests {
         }
     }
 
-    #[test]
-    fn replace_search_and_remove_keep_fts_in_step() {
-        let dir = tempfile::tempdir().unwrap();
-        let mut store = open_with_root(&dir.path().join("k.sqlite"));
-        assert_eq!(store.schema_version().unwrap() as usize, MIGRATIONS.len());
-        assert!(!store.has_chunks().unwrap());
-        assert_eq!(
-            store
-                .replace_document(&doc("a.md", "zebra stripes"))
-                .unwrap(),
-            WriteOutcome::New
-        );
-        assert_eq!(
-            store
-                .replace_document(&doc("b.md", "zebra stripes"))
-                .unwrap(),
-            WriteOutcome::New
-        );
-        assert_eq!(store.counts().unwrap(), (2, 2));
-        assert_eq!(store.full_text_damage().unwrap(), None);
-        assert_eq!(
-            store.replace_document(&doc("a.md", "lion mane")).unwrap(),
-            WriteOutcome::Updated
-        );
-        assert_eq!(store.counts().unwrap(), (2, 2));
-        assert_eq!(store.full_text_damage().unwrap(), None);
-        let hits =
-            crate::tests::lexical_hits(&store, &terms(&["zebra"]), 10, &ChunkFilter::default())
+    crate::tests::on_both_backends! {
+        fn replace_search_and_remove_keep_fts_in_step(store) {
+            assert_eq!(store.schema_version().unwrap() as usize, store.migrations().len());
+            assert!(!store.has_chunks().unwrap());
+            assert_eq!(
+                store
+                    .replace_document(&doc("a.md", "zebra stripes"))
+                    .unwrap(),
+                WriteOutcome::New
+            );
+            assert_eq!(
+                store
+                    .replace_document(&doc("b.md", "zebra stripes"))
+                    .unwrap(),
+                WriteOutcome::New
+            );
+            assert_eq!(store.counts().unwrap(), (2, 2));
+            assert_eq!(store.full_text_damage().unwrap(), None);
+            assert_eq!(
+                store.replace_document(&doc("a.md", "lion mane")).unwrap(),
+                WriteOutcome::Updated
+            );
+            assert_eq!(store.counts().unwrap(), (2, 2));
+            assert_eq!(store.full_text_damage().unwrap(), None);
+            crate::tests::searchable(store);
+            let hits =
+                crate::tests::lexical_hits(store, &terms(&["zebra"]), 10, &ChunkFilter::default())
+                    .unwrap();
+            assert_eq!(hits.len(), 1);
+            assert_eq!(hits[0].0.workspace_path, "b.md");
+            assert!(hits[0].1 > 0.0);
+            assert_eq!(store.remove_documents(1, &["b.md".into()]).unwrap(), 1);
+            assert_eq!(store.counts().unwrap(), (1, 1));
+            assert_eq!(store.full_text_damage().unwrap(), None);
+            assert!(store.has_chunks().unwrap());
+            assert!(
+                crate::tests::lexical_hits(store, &terms(&["zebra"]), 10, &ChunkFilter::default())
+                    .unwrap()
+                    .is_empty()
+            );
+            let assets: i64 = store
+                .conn
+                .query_row("SELECT count(*) FROM assets", [], |r| r.get(0))
                 .unwrap();
-        assert_eq!(hits.len(), 1);
-        assert_eq!(hits[0].0.workspace_path, "b.md");
-        assert!(hits[0].1 > 0.0);
-        assert_eq!(store.remove_documents(1, &["b.md".into()]).unwrap(), 1);
-        assert_eq!(store.counts().unwrap(), (1, 1));
-        assert_eq!(store.full_text_damage().unwrap(), None);
-        assert!(store.has_chunks().unwrap());
-        assert!(
-            crate::tests::lexical_hits(&store, &terms(&["zebra"]), 10, &ChunkFilter::default())
-                .unwrap()
-                .is_empty()
-        );
-        let assets: i64 = store
-            .conn
-            .query_row("SELECT count(*) FROM assets", [], |r| r.get(0))
-            .unwrap();
-        assert_eq!(assets, 1, "orphaned assets are removed");
-        let listed = store.list_docs(None).unwrap();
-        assert_eq!(listed[0].tags, vec!["t"]);
+            assert_eq!(assets, 1, "orphaned assets are removed");
+            let listed = store.list_docs(None).unwrap();
+            assert_eq!(listed[0].tags, vec!["t"]);
+        }
     }
 
-    #[test]
-    fn same_path_from_another_root_is_a_conflict() {
-        let dir = tempfile::tempdir().unwrap();
-        let mut store = open_with_root(&dir.path().join("k.sqlite"));
-        store.replace_document(&doc("a.md", "x")).unwrap();
-        let mut other = doc("a.md", "y");
-        other.source_uri = "/elsewhere/a.md".into();
-        assert!(matches!(
-            store.replace_document(&other),
-            Err(StoreError::PathConflict { .. })
-        ));
-        assert_eq!(
-            crate::tests::lexical_hits(&store, &terms(&["x"]), 5, &ChunkFilter::default())
-                .unwrap()
-                .len(),
-            1,
-            "original kept"
-        );
+    crate::tests::on_both_backends! {
+        fn same_path_from_another_root_is_a_conflict(store) {
+            store.replace_document(&doc("a.md", "x")).unwrap();
+            let mut other = doc("a.md", "y");
+            other.source_uri = "/elsewhere/a.md".into();
+            assert!(matches!(
+                store.replace_document(&other),
+                Err(StoreError::PathConflict { .. })
+            ));
+            crate::tests::searchable(store);
+            assert_eq!(
+                crate::tests::lexical_hits(store, &terms(&["x"]), 5, &ChunkFilter::default())
+                    .unwrap()
+                    .len(),
+                1,
+                "original kept"
+            );
+        }
     }
 
     #[test]
@@ -887,7 +1005,7 @@ mod tests {
             store
                 .conn
                 .query_row("SELECT min(seq), max(seq) FROM lexical_log", [], |r| {
-                    Ok(r.get::<_, Option<i64>>(0)?.zip(r.get(1)?))
+                    Ok(r.get::<Option<i64>>(0)?.zip(r.get(1)?))
                 })
                 .unwrap()
         };
@@ -1044,66 +1162,66 @@ mod tests {
         );
     }
 
-    #[test]
-    fn language_and_trust_filters_narrow_before_the_cut() {
-        let dir = tempfile::tempdir().unwrap();
-        let mut store = open_with_root(&dir.path().join("k.sqlite"));
-        for (path, lang, trust) in [
-            ("p.md", "en", "primary"),
-            ("s.md", "en", "secondary"),
-            ("g.md", "ko", "generated"),
-        ] {
-            let mut d = doc(path, "walrus tusks");
-            d.lang = Some(lang.into());
-            d.trust_level = trust.into();
-            store.replace_document(&d).unwrap();
-        }
-        let found = |filter: ChunkFilter| -> Vec<String> {
-            let mut paths: Vec<String> =
-                crate::tests::lexical_hits(&store, &terms(&["walrus"]), 1, &filter)
-                    .unwrap()
-                    .into_iter()
-                    .map(|(row, _)| row.workspace_path)
-                    .collect();
-            let ids: Vec<String> = crate::tests::lexical_hits(
-                &store,
-                &terms(&["walrus"]),
-                10,
-                &ChunkFilter::default(),
-            )
-            .unwrap()
-            .into_iter()
-            .map(|(row, _)| row.chunk_id)
-            .collect();
-            let mut by_id: Vec<String> = store
-                .hit_rows(&ids, &filter)
+    crate::tests::on_both_backends! {
+        fn language_and_trust_filters_narrow_before_the_cut(store) {
+            for (path, lang, trust) in [
+                ("p.md", "en", "primary"),
+                ("s.md", "en", "secondary"),
+                ("g.md", "ko", "generated"),
+            ] {
+                let mut d = doc(path, "walrus tusks");
+                d.lang = Some(lang.into());
+                d.trust_level = trust.into();
+                store.replace_document(&d).unwrap();
+            }
+            crate::tests::searchable(store);
+            let found = |filter: ChunkFilter| -> Vec<String> {
+                let mut paths: Vec<String> =
+                    crate::tests::lexical_hits(store, &terms(&["walrus"]), 1, &filter)
+                        .unwrap()
+                        .into_iter()
+                        .map(|(row, _)| row.workspace_path)
+                        .collect();
+                let ids: Vec<String> = crate::tests::lexical_hits(
+                    store,
+                    &terms(&["walrus"]),
+                    10,
+                    &ChunkFilter::default(),
+                )
                 .unwrap()
                 .into_iter()
-                .map(|row| row.workspace_path)
+                .map(|(row, _)| row.chunk_id)
                 .collect();
-            by_id.sort();
-            paths.extend(by_id.into_iter().map(|p| format!("ids:{p}")));
-            paths
-        };
-        let trust = |min| ChunkFilter {
-            trust_min: Some(min),
-            ..Default::default()
-        };
-        assert_eq!(
-            found(trust(kebab_core::trust::TrustLevel::Primary)),
-            vec!["p.md", "ids:p.md"]
-        );
-        let secondary = found(trust(kebab_core::trust::TrustLevel::Secondary));
-        assert_eq!(secondary[1..], ["ids:p.md", "ids:s.md"]);
-        assert_eq!(
-            found(trust(kebab_core::trust::TrustLevel::Generated)).len(),
-            4
-        );
-        let ko = ChunkFilter {
-            lang: Some("ko".into()),
-            ..Default::default()
-        };
-        assert_eq!(found(ko), vec!["g.md", "ids:g.md"]);
+                let mut by_id: Vec<String> = store
+                    .hit_rows(&ids, &filter)
+                    .unwrap()
+                    .into_iter()
+                    .map(|row| row.workspace_path)
+                    .collect();
+                by_id.sort();
+                paths.extend(by_id.into_iter().map(|p| format!("ids:{p}")));
+                paths
+            };
+            let trust = |min| ChunkFilter {
+                trust_min: Some(min),
+                ..Default::default()
+            };
+            assert_eq!(
+                found(trust(kebab_core::trust::TrustLevel::Primary)),
+                vec!["p.md", "ids:p.md"]
+            );
+            let secondary = found(trust(kebab_core::trust::TrustLevel::Secondary));
+            assert_eq!(secondary[1..], ["ids:p.md", "ids:s.md"]);
+            assert_eq!(
+                found(trust(kebab_core::trust::TrustLevel::Generated)).len(),
+                4
+            );
+            let ko = ChunkFilter {
+                lang: Some("ko".into()),
+                ..Default::default()
+            };
+            assert_eq!(found(ko), vec!["g.md", "ids:g.md"]);
+        }
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! Chunks and documents by id, for `kebab fetch`.
 
+use crate::db::{DbError, Optional, Row, params};
 use kebab_core::spans::SourceSpan;
-use rusqlite::{OptionalExtension, params};
 
 use crate::{Store, StoreError, parse_json};
 
@@ -34,16 +34,16 @@ pub struct DocRef {
 const CHUNK_COLUMNS: &str = "chunk_id, doc_id, ordinal, text, heading_path_json, source_spans_json,
                              block_ids_json, token_estimate, chunker_version";
 
-fn chunk_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<ChunkRow> {
+fn chunk_row(r: &Row<'_>) -> Result<ChunkRow, DbError> {
     Ok(ChunkRow {
         chunk_id: r.get(0)?,
         doc_id: r.get(1)?,
-        ordinal: r.get::<_, i64>(2)? as u32,
+        ordinal: r.get::<i64>(2)? as u32,
         text: r.get(3)?,
-        heading_path: parse_json(&r.get::<_, String>(4)?),
-        spans: SourceSpan::parse_list(&r.get::<_, String>(5)?),
-        block_ids: parse_json(&r.get::<_, String>(6)?),
-        token_estimate: r.get::<_, i64>(7)? as u32,
+        heading_path: parse_json(&r.get::<String>(4)?),
+        spans: SourceSpan::parse_list(&r.get::<String>(5)?),
+        block_ids: parse_json(&r.get::<String>(6)?),
+        token_estimate: r.get::<i64>(7)? as u32,
         chunker_version: r.get(8)?,
     })
 }
@@ -61,7 +61,7 @@ impl Store {
     /// All chunks of a document in order.
     pub fn doc_chunks(&self, doc_id: &str) -> Result<Vec<ChunkRow>, StoreError> {
         let sql = format!("SELECT {CHUNK_COLUMNS} FROM chunks WHERE doc_id = ?1 ORDER BY ordinal");
-        let mut stmt = self.conn.prepare(&sql)?;
+        let stmt = self.conn.prepare(&sql)?;
         let rows = stmt.query_map(params![doc_id], chunk_row)?;
         Ok(rows.collect::<Result<_, _>>()?)
     }
@@ -78,7 +78,7 @@ impl Store {
                 |r| {
                     Ok(DocRef {
                         doc_id: r.get(0)?,
-                        root: r.get::<_, Option<String>>(5)?.unwrap_or_default(),
+                        root: r.get::<Option<String>>(5)?.unwrap_or_default(),
                         workspace_path: r.get(1)?,
                         source_uri: r.get(2)?,
                         checksum: r.get(3)?,
@@ -94,14 +94,14 @@ impl Store {
         &self,
         doc_id: &str,
     ) -> Result<Vec<(Option<SourceSpan>, String)>, StoreError> {
-        let mut stmt = self.conn.prepare(
+        let stmt = self.conn.prepare(
             "SELECT source_span_json, json_extract(payload_json, '$.text') FROM blocks
              WHERE doc_id = ?1 ORDER BY ordinal",
         )?;
         let rows = stmt.query_map(params![doc_id], |r| {
             Ok((
-                SourceSpan::parse(&r.get::<_, String>(0)?),
-                r.get::<_, Option<String>>(1)?.unwrap_or_default(),
+                SourceSpan::parse(&r.get::<String>(0)?),
+                r.get::<Option<String>>(1)?.unwrap_or_default(),
             ))
         })?;
         Ok(rows.collect::<Result<_, _>>()?)

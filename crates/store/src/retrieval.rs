@@ -7,8 +7,7 @@ use kebab_core::spans::SourceSpan;
 use kebab_core::trust::TrustLevel;
 use std::collections::{HashMap, HashSet};
 
-use rusqlite::types::ToSql;
-use rusqlite::{ParamsFromIter, params, params_from_iter};
+use crate::db::{DbError, Row, ToValue, Value, params};
 
 use crate::{Store, StoreError, parse_json};
 
@@ -74,23 +73,19 @@ impl ChunkFilter {
 
     /// The parameters of a statement using `FILTER_SQL`: the statement's
     /// own `?1` and `?2`, then the filter's `?3`–`?10`.
-    fn with_params(
-        &self,
-        first: impl ToSql + 'static,
-        second: impl ToSql + 'static,
-    ) -> ParamsFromIter<Vec<Box<dyn ToSql>>> {
-        params_from_iter(vec![
-            Box::new(first) as Box<dyn ToSql>,
-            Box::new(second),
-            Box::new(self.kind.clone()),
-            Box::new(self.code_lang.clone()),
-            Box::new(self.repo.clone()),
-            Box::new(self.path_glob.clone()),
-            Box::new(self.tag.clone()),
-            Box::new(self.roots_param()),
-            Box::new(self.lang.clone()),
-            Box::new(self.trust_param()),
-        ])
+    fn with_params(&self, first: impl ToValue, second: impl ToValue) -> Vec<Value> {
+        vec![
+            first.to_value(),
+            second.to_value(),
+            self.kind.to_value(),
+            self.code_lang.to_value(),
+            self.repo.to_value(),
+            self.path_glob.to_value(),
+            self.tag.to_value(),
+            self.roots_param().to_value(),
+            self.lang.to_value(),
+            self.trust_param().to_value(),
+        ]
     }
 
     /// The roots restriction as the SQL parameter `FILTER_SQL` takes: a
@@ -107,18 +102,20 @@ const HIT_COLUMNS: &str = "c.chunk_id, c.doc_id, d.workspace_path, c.heading_pat
     (SELECT r.name FROM roots r WHERE r.root_id = d.root_id)";
 
 /// The filter as SQL over `c` (chunks) and `d` (documents), parameters
-/// ?3–?10; ?1 and ?2 belong to the query using it.
+/// ?3–?10; ?1 and ?2 belong to the query using it. Each parameter is
+/// typed where it first appears (PostgreSQL cannot infer a type from
+/// `IS NULL` or `||`).
 const FILTER_SQL: &str = "
-    AND (?3 IS NULL OR json_extract(c.source_spans_json, '$[0].symbol') LIKE ?3 || '/%')
-    AND (?4 IS NULL OR json_extract(c.source_spans_json, '$[0].lang') = ?4)
-    AND (?5 IS NULL OR json_extract(d.metadata_json, '$.repo') = ?5)
-    AND (?6 IS NULL OR d.workspace_path GLOB ?6)
-    AND (?7 IS NULL OR EXISTS (SELECT 1 FROM document_tags t
+    AND (CAST(?3 AS TEXT) IS NULL OR json_extract(c.source_spans_json, '$[0].symbol') LIKE ?3 || '/%')
+    AND (CAST(?4 AS TEXT) IS NULL OR json_extract(c.source_spans_json, '$[0].lang') = ?4)
+    AND (CAST(?5 AS TEXT) IS NULL OR json_extract(d.metadata_json, '$.repo') = ?5)
+    AND (CAST(?6 AS TEXT) IS NULL OR glob(?6, d.workspace_path))
+    AND (CAST(?7 AS TEXT) IS NULL OR EXISTS (SELECT 1 FROM document_tags t
                                WHERE t.doc_id = d.doc_id AND t.tag = ?7))
-    AND (?8 IS NULL OR d.root_id IN (SELECT r.root_id FROM roots r
+    AND (CAST(?8 AS TEXT) IS NULL OR d.root_id IN (SELECT r.root_id FROM roots r
                                      WHERE r.name IN (SELECT value FROM json_each(?8))))
-    AND (?9 IS NULL OR d.lang = ?9)
-    AND (?10 IS NULL OR d.trust_level IN (SELECT value FROM json_each(?10)))";
+    AND (CAST(?9 AS TEXT) IS NULL OR d.lang = ?9)
+    AND (CAST(?10 AS TEXT) IS NULL OR d.trust_level IN (SELECT value FROM json_each(?10)))";
 
 /// A statement selecting `columns` of the chunks whose ids are the JSON
 /// list ?1 and that pass the filter (`?2` unused, NULL).
@@ -126,20 +123,21 @@ fn among_ids(columns: &str) -> String {
     format!(
         "SELECT {columns}
          FROM chunks c JOIN documents d ON d.doc_id = c.doc_id
-         WHERE c.chunk_id IN (SELECT value FROM json_each(?1)) AND ?2 IS NULL {FILTER_SQL}"
+         WHERE c.chunk_id IN (SELECT value FROM json_each(?1)) AND CAST(?2 AS TEXT) IS NULL
+         {FILTER_SQL}"
     )
 }
 
-fn hit_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<HitRow> {
+fn hit_row(r: &Row<'_>) -> Result<HitRow, DbError> {
     Ok(HitRow {
         chunk_id: r.get(0)?,
         doc_id: r.get(1)?,
-        root: r.get::<_, Option<String>>(9)?.unwrap_or_default(),
+        root: r.get::<Option<String>>(9)?.unwrap_or_default(),
         workspace_path: r.get(2)?,
-        heading_path: parse_json(&r.get::<_, String>(3)?),
+        heading_path: parse_json(&r.get::<String>(3)?),
         section_label: r.get(4)?,
         text: r.get(5)?,
-        spans: SourceSpan::parse_list(&r.get::<_, String>(6)?),
+        spans: SourceSpan::parse_list(&r.get::<String>(6)?),
         chunker_version: r.get(7)?,
         repo: r.get(8)?,
     })
@@ -177,6 +175,11 @@ impl Store {
         }
         if let Some(hits) = self.indexed_lexical_search(terms, k, filter)? {
             return Ok(hits);
+        }
+        if self.conn.is_postgres() {
+            return Err(StoreError::LexicalBehind(
+                self.lexical_dir.clone().unwrap_or_default(),
+            ));
         }
         self.fts5_search(&fts_expression(terms), k, filter)
     }
@@ -229,9 +232,10 @@ impl Store {
     /// index lookup away (at 100k chunks, a path filter over 5k documents:
     /// 4 ms against 134 ms chunks first).
     fn filtered_rowids(&self, filter: &ChunkFilter) -> Result<HashSet<i64>, StoreError> {
-        let mut stmt = self.conn.prepare_cached(&format!(
-            "SELECT c.rowid FROM documents d CROSS JOIN chunks c ON c.doc_id = d.doc_id
-             WHERE ?1 IS NULL AND ?2 IS NULL {FILTER_SQL}"
+        let stmt = self.conn.prepare(&format!(
+            "SELECT c.rowid FROM documents d CROSS JOIN chunks c
+             WHERE c.doc_id = d.doc_id AND CAST(?1 AS TEXT) IS NULL AND CAST(?2 AS TEXT) IS NULL
+             {FILTER_SQL}"
         ))?;
         let rows = stmt.query_map(
             filter.with_params(Option::<i64>::None, Option::<i64>::None),
@@ -242,8 +246,9 @@ impl Store {
 
     /// The chunk ids of these rowids, by rowid.
     fn chunk_ids_by_rowid(&self, rowids: &[i64]) -> Result<HashMap<i64, String>, StoreError> {
-        let mut stmt = self.conn.prepare_cached(
-            "SELECT rowid, chunk_id FROM chunks WHERE rowid IN (SELECT value FROM json_each(?1))",
+        let stmt = self.conn.prepare(
+            "SELECT rowid, chunk_id FROM chunks
+             WHERE rowid IN (SELECT CAST(value AS BIGINT) FROM json_each(?1))",
         )?;
         let ids = serde_json::to_string(rowids).expect("rowids serialise");
         let rows = stmt.query_map(params![ids], |r| Ok((r.get(0)?, r.get(1)?)))?;
@@ -259,12 +264,12 @@ impl Store {
         k: usize,
         filter: &ChunkFilter,
     ) -> Result<Vec<(String, f64)>, StoreError> {
-        let row = |r: &rusqlite::Row<'_>| Ok((r.get(0)?, -r.get::<_, f64>(1)?));
+        let row = |r: &Row<'_>| Ok((r.get(0)?, -r.get::<f64>(1)?));
         if filter.is_empty() {
             // The best `k` are picked from the full-text index alone and
             // only they are looked up in the chunks (a 15-term query
             // matches most of a corpus).
-            let mut stmt = self.conn.prepare_cached(
+            let stmt = self.conn.prepare(
                 "WITH top AS (
                      SELECT rowid AS rid, bm25(chunks_fts, 0.0, 0.0, 2.0, 1.0) AS rank
                      FROM chunks_fts WHERE chunks_fts MATCH ?1
@@ -276,7 +281,7 @@ impl Store {
             let rows = stmt.query_map(params![fts_query, k as i64], row)?;
             return Ok(rows.collect::<Result<_, _>>()?);
         }
-        let mut stmt = self.conn.prepare_cached(&format!(
+        let stmt = self.conn.prepare(&format!(
             "SELECT c.chunk_id, bm25(chunks_fts, 0.0, 0.0, 2.0, 1.0) AS rank
              FROM chunks_fts
              JOIN chunks c ON c.rowid = chunks_fts.rowid
@@ -296,7 +301,7 @@ impl Store {
         chunk_ids: &[String],
         filter: &ChunkFilter,
     ) -> Result<Vec<HitRow>, StoreError> {
-        let mut stmt = self.conn.prepare_cached(&among_ids(HIT_COLUMNS))?;
+        let stmt = self.conn.prepare(&among_ids(HIT_COLUMNS))?;
         let ids = serde_json::to_string(chunk_ids).expect("ids serialise");
         let rows = stmt.query_map(filter.with_params(ids, Option::<i64>::None), hit_row)?;
         Ok(rows.collect::<Result<_, _>>()?)
@@ -314,13 +319,13 @@ impl Store {
     ) -> Result<HashSet<String>, StoreError> {
         let ids = serde_json::to_string(chunk_ids).expect("ids serialise");
         if filter.is_empty() {
-            let mut stmt = self.conn.prepare_cached(
+            let stmt = self.conn.prepare(
                 "SELECT chunk_id FROM chunks WHERE chunk_id IN (SELECT value FROM json_each(?1))",
             )?;
             let rows = stmt.query_map(params![ids], |r| r.get(0))?;
             return Ok(rows.collect::<Result<_, _>>()?);
         }
-        let mut stmt = self.conn.prepare_cached(&among_ids("c.chunk_id"))?;
+        let stmt = self.conn.prepare(&among_ids("c.chunk_id"))?;
         let rows = stmt.query_map(filter.with_params(ids, Option::<i64>::None), |r| r.get(0))?;
         Ok(rows.collect::<Result<_, _>>()?)
     }

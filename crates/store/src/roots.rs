@@ -6,7 +6,7 @@
 
 use std::path::{Path, PathBuf};
 
-use rusqlite::{OptionalExtension, Transaction, params};
+use crate::db::{Db, DbError, Optional, Row, params};
 
 use crate::{Store, StoreError, json_text, parse_json};
 use kebab_core::clock::now_rfc3339;
@@ -106,16 +106,16 @@ pub fn root_name_for(dir: &Path) -> String {
 const ROOT_COLUMNS: &str = "root_id, name, path, id_key, exclude_json, synced_at, \
                             watch_pid, watch_seen_at, watch_queued";
 
-fn root_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Root> {
+fn root_row(r: &Row<'_>) -> Result<Root, DbError> {
     let pid: Option<i64> = r.get(6)?;
     let seen_at: Option<String> = r.get(7)?;
     let queued: i64 = r.get(8)?;
     Ok(Root {
         root_id: r.get(0)?,
         name: r.get(1)?,
-        path: unescape_path(&r.get::<_, String>(2)?),
+        path: unescape_path(&r.get::<String>(2)?),
         id_key: r.get(3)?,
-        exclude: parse_json(&r.get::<_, String>(4)?),
+        exclude: parse_json(&r.get::<String>(4)?),
         synced_at: r.get(5)?,
         watch: match (pid, seen_at) {
             (Some(pid), Some(seen_at)) => Some(WatchState {
@@ -131,23 +131,23 @@ fn root_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Root> {
 impl Store {
     /// Every root, by name.
     pub fn roots(&self) -> Result<Vec<Root>, StoreError> {
-        let mut stmt = self
+        let stmt = self
             .conn
-            .prepare_cached(&format!("SELECT {ROOT_COLUMNS} FROM roots ORDER BY name"))?;
+            .prepare(&format!("SELECT {ROOT_COLUMNS} FROM roots ORDER BY name"))?;
         let rows = stmt.query_map([], root_row)?;
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
     /// Documents and chunks of each root, by root id.
     pub fn root_sizes(&self) -> Result<std::collections::HashMap<i64, (u64, u64)>, StoreError> {
-        let mut stmt = self.conn.prepare_cached(
+        let stmt = self.conn.prepare(
             "SELECT d.root_id, count(DISTINCT d.doc_id), count(c.chunk_id)
              FROM documents d LEFT JOIN chunks c ON c.doc_id = d.doc_id
              GROUP BY d.root_id",
         )?;
         let rows = stmt.query_map([], |r| {
-            let n = |i: usize| r.get::<_, i64>(i).map(|v| u64::try_from(v).unwrap_or(0));
-            Ok((r.get::<_, Option<i64>>(0)?.unwrap_or(0), (n(1)?, n(2)?)))
+            let n = |i: usize| r.get::<i64>(i).map(|v| u64::try_from(v).unwrap_or(0));
+            Ok((r.get::<Option<i64>>(0)?.unwrap_or(0), (n(1)?, n(2)?)))
         })?;
         Ok(rows.collect::<Result<_, _>>()?)
     }
@@ -239,7 +239,7 @@ impl Store {
             .ok_or_else(|| StoreError::UnknownRoot(name.to_string()))?;
         let tx = self.write_tx()?;
         let doc_ids: Vec<String> = {
-            let mut stmt = tx.prepare("SELECT doc_id FROM documents WHERE root_id = ?1")?;
+            let stmt = tx.prepare("SELECT doc_id FROM documents WHERE root_id = ?1")?;
             let rows = stmt.query_map(params![root.root_id], |r| r.get(0))?;
             rows.collect::<Result<_, _>>()?
         };
@@ -297,7 +297,7 @@ impl Store {
 }
 
 /// `base`, or `base-2`, `base-3`, … : the first name no root has.
-fn free_name(conn: &rusqlite::Connection, base: &str) -> Result<String, rusqlite::Error> {
+fn free_name(conn: &Db, base: &str) -> Result<String, DbError> {
     let mut name = base.to_string();
     let mut n = 1;
     while conn
@@ -313,12 +313,7 @@ fn free_name(conn: &rusqlite::Connection, base: &str) -> Result<String, rusqlite
     Ok(name)
 }
 
-fn insert_root(
-    tx: &Transaction<'_>,
-    name: &str,
-    path: &Path,
-    exclude: &[String],
-) -> Result<(), StoreError> {
+fn insert_root(tx: &Db, name: &str, path: &Path, exclude: &[String]) -> Result<(), StoreError> {
     let path_text = escape_path(path);
     let taken: Option<String> = tx
         .query_row(
@@ -344,9 +339,9 @@ fn insert_root(
 /// named after its directory (made unique). Their IDs were derived without
 /// a root and stay as they are: IDs derived from now on include the root's
 /// key, so the two recipes never meet.
-pub(crate) fn backfill_roots(tx: &Transaction<'_>) -> Result<(), rusqlite::Error> {
+pub(crate) fn backfill_roots(tx: &Db) -> Result<(), DbError> {
     let docs: Vec<(String, String, String)> = {
-        let mut stmt = tx.prepare(
+        let stmt = tx.prepare(
             "SELECT doc_id, source_uri, workspace_path FROM documents WHERE root_id IS NULL",
         )?;
         let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
@@ -366,12 +361,12 @@ pub(crate) fn backfill_roots(tx: &Transaction<'_>) -> Result<(), rusqlite::Error
             Some((_, id)) => *id,
             None => {
                 let name = free_name(tx, &root_name_for(&dir))?;
-                tx.execute(
+                let id: i64 = tx.query_row(
                     "INSERT INTO roots (name, path, id_key, exclude_json, created_at)
-                     VALUES (?1, ?2, ?1, '[]', ?3)",
+                     VALUES (?1, ?2, ?1, '[]', ?3) RETURNING root_id",
                     params![name, dir_text, now_rfc3339()],
+                    |r| r.get(0),
                 )?;
-                let id = tx.last_insert_rowid();
                 roots.push((dir_text, id));
                 id
             }
@@ -390,105 +385,104 @@ mod tests {
     use crate::ChunkFilter;
     use crate::tests::{doc, open_with_root};
 
-    #[test]
-    fn two_roots_hold_the_same_path_side_by_side() {
-        let dir = tempfile::tempdir().unwrap();
-        let mut store = open_with_root(&dir.path().join("k.sqlite"));
-        let app = store.add_root("app", Path::new("/src/app"), &[]).unwrap();
-        store
-            .replace_document(&doc("README.md", "notes readme"))
-            .unwrap();
-        let mut other = doc("README.md", "app readme");
-        other.root_id = app.root_id;
-        other.source_uri = "/src/app/README.md".into();
-        other.doc_id = kebab_core::ids::doc_id("app", "README.md", &other.asset_id, "p1");
-        store.replace_document(&other).unwrap();
-        let listed = store.list_docs(None).unwrap();
-        let places: Vec<(String, String)> = listed
-            .iter()
-            .map(|d| (d.root.clone(), d.workspace_path.clone()))
-            .collect();
-        assert_eq!(
-            places,
-            vec![
-                ("abs".to_string(), "README.md".to_string()),
-                ("app".to_string(), "README.md".to_string())
-            ]
-        );
-        let only_app = ChunkFilter {
-            roots: vec!["app".into()],
-            ..Default::default()
-        };
-        let hits =
-            crate::tests::lexical_hits(&store, &crate::tests::terms(&["readme"]), 5, &only_app)
+    crate::tests::on_both_backends! {
+        fn two_roots_hold_the_same_path_side_by_side(store) {
+            let app = store.add_root("app", Path::new("/src/app"), &[]).unwrap();
+            store
+                .replace_document(&doc("README.md", "notes readme"))
                 .unwrap();
-        assert_eq!(hits.len(), 1);
-        assert_eq!(
-            (hits[0].0.root.as_str(), hits[0].0.text.as_str()),
-            ("app", "app readme")
-        );
-        assert_eq!(
-            store.list_docs(Some(&["abs".to_string()])).unwrap().len(),
-            1
-        );
+            let mut other = doc("README.md", "app readme");
+            other.root_id = app.root_id;
+            other.source_uri = "/src/app/README.md".into();
+            other.doc_id = kebab_core::ids::doc_id("app", "README.md", &other.asset_id, "p1");
+            store.replace_document(&other).unwrap();
+            let listed = store.list_docs(None).unwrap();
+            let places: Vec<(String, String)> = listed
+                .iter()
+                .map(|d| (d.root.clone(), d.workspace_path.clone()))
+                .collect();
+            assert_eq!(
+                places,
+                vec![
+                    ("abs".to_string(), "README.md".to_string()),
+                    ("app".to_string(), "README.md".to_string())
+                ]
+            );
+            let only_app = ChunkFilter {
+                roots: vec!["app".into()],
+                ..Default::default()
+            };
+            crate::tests::searchable(store);
+            let hits =
+                crate::tests::lexical_hits(store, &crate::tests::terms(&["readme"]), 5, &only_app)
+                    .unwrap();
+            assert_eq!(hits.len(), 1);
+            assert_eq!(
+                (hits[0].0.root.as_str(), hits[0].0.text.as_str()),
+                ("app", "app readme")
+            );
+            assert_eq!(
+                store.list_docs(Some(&["abs".to_string()])).unwrap().len(),
+                1
+            );
 
-        // Renaming keeps documents and IDs; removing drops the root's only.
-        store.rename_root("app", "web").unwrap();
-        assert!(matches!(
-            store.rename_root("web", "abs"),
-            Err(StoreError::RootExists(_))
-        ));
-        assert!(matches!(
-            store.rename_root("nope", "x"),
-            Err(StoreError::UnknownRoot(_))
-        ));
-        let removed = store.remove_root("web").unwrap();
-        assert_eq!(removed, vec![other.doc_id.clone()]);
-        let left = store.list_docs(None).unwrap();
-        assert_eq!((left.len(), left[0].root.as_str()), (1, "abs"));
-        assert_eq!(store.root_count().unwrap(), 1);
+            // Renaming keeps documents and IDs; removing drops the root's only.
+            store.rename_root("app", "web").unwrap();
+            assert!(matches!(
+                store.rename_root("web", "abs"),
+                Err(StoreError::RootExists(_))
+            ));
+            assert!(matches!(
+                store.rename_root("nope", "x"),
+                Err(StoreError::UnknownRoot(_))
+            ));
+            let removed = store.remove_root("web").unwrap();
+            assert_eq!(removed, vec![other.doc_id.clone()]);
+            let left = store.list_docs(None).unwrap();
+            assert_eq!((left.len(), left[0].root.as_str()), (1, "abs"));
+            assert_eq!(store.root_count().unwrap(), 1);
+        }
     }
 
-    #[test]
-    fn names_and_directories_are_unique_and_checked() {
-        let dir = tempfile::tempdir().unwrap();
-        let mut store = open_with_root(&dir.path().join("k.sqlite"));
-        assert!(matches!(
-            store.add_root("abs", Path::new("/other"), &[]),
-            Err(StoreError::RootExists(_))
-        ));
-        assert!(matches!(
-            store.add_root("other", Path::new("/abs"), &[]),
-            Err(StoreError::RootExists(_))
-        ));
-        for bad in ["", ".hidden", "-x", "a/b", "a b", &"x".repeat(65)] {
-            assert!(check_root_name(bad).is_err(), "{bad:?}");
+    crate::tests::on_both_backends! {
+        fn names_and_directories_are_unique_and_checked(store) {
+            assert!(matches!(
+                store.add_root("abs", Path::new("/other"), &[]),
+                Err(StoreError::RootExists(_))
+            ));
+            assert!(matches!(
+                store.add_root("other", Path::new("/abs"), &[]),
+                Err(StoreError::RootExists(_))
+            ));
+            for bad in ["", ".hidden", "-x", "a/b", "a b", &"x".repeat(65)] {
+                assert!(check_root_name(bad).is_err(), "{bad:?}");
+            }
+            assert_eq!(store.free_root_name("abs").unwrap(), "abs-2");
+            assert_eq!(root_name_for(Path::new("/home/me/My Notes")), "My-Notes");
+            assert_eq!(root_name_for(Path::new("/")), "root");
+            assert_eq!(root_name_for(Path::new("/x/_external")), "external");
+            assert!(check_root_name("_external").is_ok(), "kebab's own root");
+            assert!(matches!(
+                check_user_root_name("_external"),
+                Err(StoreError::ReservedRootName(_))
+            ));
+            assert!(matches!(
+                store.rename_root("abs", "_mine"),
+                Err(StoreError::ReservedRootName(_))
+            ));
+            assert!(check_user_root_name("notes_2").is_ok());
+            let nested = store.add_root("deep", Path::new("/abs/deep"), &[]).unwrap();
+            let found = store.root_containing(Path::new("/abs/deep/x.md")).unwrap();
+            assert_eq!(found.map(|r| r.name), Some(nested.name));
+            let found = store.root_containing(Path::new("/abs/x.md")).unwrap();
+            assert_eq!(found.map(|r| r.name), Some("abs".to_string()));
+            assert!(
+                store
+                    .root_containing(Path::new("/elsewhere"))
+                    .unwrap()
+                    .is_none()
+            );
         }
-        assert_eq!(store.free_root_name("abs").unwrap(), "abs-2");
-        assert_eq!(root_name_for(Path::new("/home/me/My Notes")), "My-Notes");
-        assert_eq!(root_name_for(Path::new("/")), "root");
-        assert_eq!(root_name_for(Path::new("/x/_external")), "external");
-        assert!(check_root_name("_external").is_ok(), "kebab's own root");
-        assert!(matches!(
-            check_user_root_name("_external"),
-            Err(StoreError::ReservedRootName(_))
-        ));
-        assert!(matches!(
-            store.rename_root("abs", "_mine"),
-            Err(StoreError::ReservedRootName(_))
-        ));
-        assert!(check_user_root_name("notes_2").is_ok());
-        let nested = store.add_root("deep", Path::new("/abs/deep"), &[]).unwrap();
-        let found = store.root_containing(Path::new("/abs/deep/x.md")).unwrap();
-        assert_eq!(found.map(|r| r.name), Some(nested.name));
-        let found = store.root_containing(Path::new("/abs/x.md")).unwrap();
-        assert_eq!(found.map(|r| r.name), Some("abs".to_string()));
-        assert!(
-            store
-                .root_containing(Path::new("/elsewhere"))
-                .unwrap()
-                .is_none()
-        );
     }
 
     #[test]

@@ -24,25 +24,29 @@ pub struct IndexStats {
 }
 
 impl Store {
-    /// SQLite's `data_version`: it changes whenever another connection
-    /// commits to the database, so a long-lived reader can tell cheaply
-    /// whether anything was written since it last looked.
+    /// A number that changes whenever another connection commits to the
+    /// database, so a long-lived reader can tell cheaply whether anything
+    /// was written since it last looked: SQLite's `data_version`; on
+    /// PostgreSQL the next transaction id (which any write anywhere in
+    /// the cluster moves: a change noticed more often than needed, never
+    /// missed).
     pub fn data_version(&self) -> Result<i64, StoreError> {
-        Ok(self
-            .conn
-            .query_row("PRAGMA data_version", [], |r| r.get(0))?)
+        let sql = match self.conn.is_postgres() {
+            false => "PRAGMA data_version",
+            true => "SELECT pg_snapshot_xmax(pg_current_snapshot())::text::bigint",
+        };
+        Ok(self.conn.query_row(sql, [], |r| r.get(0))?)
     }
 
     /// Count what the index holds.
     pub fn index_stats(&self) -> Result<IndexStats, StoreError> {
         let count = |sql: &str| -> Result<u64, StoreError> {
-            Ok(self.conn.query_row(sql, [], |r| r.get::<_, i64>(0))? as u64)
+            Ok(self.conn.query_row(sql, [], |r| r.get::<i64>(0))? as u64)
         };
         let grouped = |sql: &str| -> Result<BTreeMap<String, u64>, StoreError> {
-            let mut stmt = self.conn.prepare(sql)?;
-            let rows = stmt.query_map([], |r| {
-                Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)? as u64))
-            })?;
+            let stmt = self.conn.prepare(sql)?;
+            let rows =
+                stmt.query_map([], |r| Ok((r.get::<String>(0)?, r.get::<i64>(1)? as u64)))?;
             Ok(rows.collect::<Result<_, _>>()?)
         };
         Ok(IndexStats {
@@ -57,7 +61,7 @@ impl Store {
             )?,
             code_lang_breakdown: grouped(
                 "SELECT lang, count(DISTINCT doc_id) FROM
-                   (SELECT doc_id, json_extract(source_spans_json, '$[0].lang') AS lang FROM chunks)
+                   (SELECT doc_id, json_extract(source_spans_json, '$[0].lang') AS lang FROM chunks) AS c
                  WHERE lang IS NOT NULL GROUP BY lang",
             )?,
             docs_per_plugin: grouped(
