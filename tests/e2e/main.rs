@@ -41,6 +41,7 @@ mod multi_hop;
 mod multilingual;
 mod object_storage;
 mod one_file;
+mod postgres_store;
 mod remote_embedding;
 mod rerank;
 mod roots;

@@ -187,6 +187,39 @@ pub enum AppError {
     },
 }
 
+/// Open the index `config` names: the PostgreSQL database of `[storage]
+/// database` (team mode; what this machine derives from it kept in the
+/// data directory), else the SQLite file in the data directory.
+pub fn open_store(config: &Config, paths: &Paths) -> Result<Store, StoreError> {
+    match &config.storage.database {
+        Some(url) => Store::open_postgres(url, &paths.data_dir),
+        None => Store::open(&paths.sqlite()),
+    }
+}
+
+/// Where the index lives, for people: the SQLite file, or the PostgreSQL
+/// database without its password.
+pub fn index_place(config: &Config, paths: &Paths) -> String {
+    match &config.storage.database {
+        Some(url) => format!("PostgreSQL {}", redacted(url)),
+        None => paths.sqlite().display().to_string(),
+    }
+}
+
+/// A database address with its password (if any) hidden.
+pub fn redacted(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_string();
+    };
+    match rest.split_once('@') {
+        Some((user, host)) if user.contains(':') => {
+            let name = user.split(':').next().unwrap_or_default();
+            format!("{scheme}://{name}:***@{host}")
+        }
+        _ => url.to_string(),
+    }
+}
+
 /// An opened kebab: configuration plus index.
 pub struct App {
     pub config: Config,
@@ -209,7 +242,7 @@ impl App {
             path: paths.data_dir.clone(),
             source,
         })?;
-        let store = Store::open(&paths.sqlite())?;
+        let store = open_store(&config, &paths)?;
         Ok(App {
             config,
             paths,

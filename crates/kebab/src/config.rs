@@ -252,6 +252,11 @@ pub struct StorageConfig {
     /// credentials from the standard `AWS_*` variables. Unset: the data
     /// directory's `lancedb/`.
     pub objects: Option<String>,
+    /// Keep the index (documents, chunks, roots, answers, sessions) in
+    /// this PostgreSQL database (`postgres://user@host/db`) instead of the
+    /// data directory's SQLite file; the data directory then holds only
+    /// what this machine derives (the lexical index) and its caches.
+    pub database: Option<String>,
 }
 
 /// `[indexing]`: ingest behaviour.
@@ -379,6 +384,17 @@ impl Config {
         self.plugins.check_bounds()?;
         self.ocr.check_bounds()?;
         self.serve.check()?;
+        if let Some(database) = &self.storage.database
+            && !["postgres://", "postgresql://"]
+                .iter()
+                .any(|scheme| database.starts_with(scheme))
+        {
+            return Err(format!(
+                "[storage] database: `{}` is not a PostgreSQL address; write \
+                 postgres://user@host:5432/database",
+                crate::app::redacted(database)
+            ));
+        }
         if let Some(objects) = &self.storage.objects {
             VectorPlace::new(Some(objects), PathBuf::new())
                 .map_err(|e| format!("[storage] objects: {e}"))?;

@@ -122,7 +122,7 @@ impl Store {
         let stmt = self.conn.prepare(
             "SELECT d.workspace_path, d.source_uri, a.checksum, d.plugin_name, d.plugin_version, d.policy_hash
              FROM documents d JOIN assets a ON a.asset_id = d.asset_id
-             WHERE ?1 IS NULL OR d.root_id = ?1",
+             WHERE CAST(?1 AS BIGINT) IS NULL OR d.root_id = ?1",
         )?;
         let rows = stmt.query_map(params![root_id], |r| {
             Ok((

@@ -9,7 +9,6 @@ use serde::Deserialize;
 use super::{ApiError, Session};
 use crate::llm::LlmClient;
 use crate::rag::{AskOptions, AskOutcome, MultiHop};
-use kebab_store::Store;
 
 /// One question as a front end receives it.
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
@@ -123,7 +122,7 @@ impl Session {
         opts.verifier = self.verifier();
         // Answers and chat turns are written through a connection of
         // their own: the session's stays a reader.
-        let mut store = Store::open(&self.paths.sqlite())?;
+        let mut store = crate::app::open_store(&self.config, &self.paths)?;
         let mut outcome = crate::rag::ask(
             &mut store,
             &llm,

@@ -144,7 +144,7 @@ fn index_checks(app: &App) -> Vec<(&'static str, CheckResult)> {
                 .map(|(v, docs, chunks)| {
                     format!(
                         "{} (schema v{v}, {docs} documents, {chunks} chunks{})",
-                        paths.sqlite().display(),
+                        crate::app::index_place(&app.config, paths),
                         match app.store.is_read_only() {
                             true => "; read-only: search works, ingest needs write access",
                             false => "",
@@ -182,8 +182,15 @@ fn index_checks(app: &App) -> Vec<(&'static str, CheckResult)> {
         out.push(("object_storage", object_storage_check(app, objects)));
     }
     if out[0].1.is_ok() {
-        out.insert(1, ("full_text_index", full_text_check(app)));
-        out.insert(2, ("lexical_index", lexical_check(app)));
+        // PostgreSQL has no full-text table: the lexical index answers.
+        let full_text = app.config.storage.database.is_none();
+        if full_text {
+            out.insert(1, ("full_text_index", full_text_check(app)));
+        }
+        out.insert(
+            1 + usize::from(full_text),
+            ("lexical_index", lexical_check(app)),
+        );
     }
     out.extend(search_index_checks(app));
     out

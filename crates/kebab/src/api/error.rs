@@ -501,6 +501,21 @@ fn classify_store(e: &StoreError) -> Classified {
         | StoreError::ReservedRootName(_) => {
             return Classified::new("invalid_input", "`kebab roots` lists the index's roots");
         }
+        StoreError::Db(kebab_store::DbError::Postgres(_)) => {
+            return Classified::new(
+                "database",
+                "check `[storage] database` (KEBAB_STORAGE_DATABASE): the PostgreSQL server must \
+                 be reachable, the database exist and its user allowed in; `kebab doctor` \
+                 checks it",
+            );
+        }
+        StoreError::LexicalBehind(_) => {
+            return Classified::new(
+                "lexical_index_behind",
+                "run `kebab ingest` on this machine: it brings its lexical index up to date from \
+                 PostgreSQL",
+            );
+        }
         _ => {}
     }
     if let StoreError::Damaged(_) = e {

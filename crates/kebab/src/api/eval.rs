@@ -553,7 +553,7 @@ fn record(
                 .map(|a| (format!("{}:answer", a.id), json!(a))),
         )
         .collect();
-    kebab_store::Store::open(&session.paths().sqlite())?.record_eval_run(
+    crate::app::open_store(session.config(), session.paths())?.record_eval_run(
         &run_id,
         suite,
         &config,

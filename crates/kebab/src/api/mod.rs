@@ -331,7 +331,10 @@ impl Session {
             data_dir: self.paths.data_dir.clone(),
             refusal: None,
         };
-        if self.app.get().is_none() && !self.paths.sqlite().is_file() {
+        if self.app.get().is_none()
+            && self.config.storage.database.is_none()
+            && !self.paths.sqlite().is_file()
+        {
             return Err(not_indexed());
         }
         let app = self.app()?;

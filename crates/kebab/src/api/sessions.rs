@@ -10,7 +10,7 @@ use serde_json::Value;
 use super::{ApiError, Scope, Session};
 use kebab_core::clock::unix_to_rfc3339;
 use kebab_core::wire::AnswerCitation;
-use kebab_store::{SessionRow, Store, StoredTurn};
+use kebab_store::{SessionRow, StoredTurn};
 
 /// `session_list.v1`: every conversation, most recently used first.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
@@ -140,7 +140,7 @@ impl Session {
         scope: &Scope,
         session_id: &str,
     ) -> Result<SessionDeleteReport, ApiError> {
-        let mut store = Store::open(&self.paths().sqlite())?;
+        let mut store = crate::app::open_store(self.config(), self.paths())?;
         let deleted = store
             .delete_session(&scope.session_key(session_id))?
             .ok_or_else(|| ApiError::SessionNotFound(session_id.to_string()))?;

@@ -1,0 +1,139 @@
+//! `[storage] database`: the index in PostgreSQL (team mode), on a real
+//! throw-away cluster. Ingest and search answer as the SQLite index does;
+//! the data directory holds no SQLite file; a second machine (another
+//! data directory over the same database) finds every document already
+//! indexed, and follows a change the first one writes without ingesting
+//! it itself.
+
+use std::path::Path;
+
+use kebab_test_postgres::Cluster;
+use serde_json::Value;
+
+use crate::support::{Kb, NO_EMBEDDINGS, copy_tree, doctor_check, hit_paths, items, sample_corpus};
+
+const QUERIES: &[&str] = &[
+    "espresso grind",
+    "kubernetes rolling deployment",
+    "vacuum dead tuples",
+    "tomato",
+    "raft leader election",
+];
+
+/// `kebab search --json Q` against `kb` with `env`: the hits' paths.
+fn search(kb: &Kb, query: &str, env: &[(&str, &str)]) -> Vec<String> {
+    let (resp, code) = kb.json_with(&["search", query, "--k", "5"], env);
+    assert!(code == 0 || code == 1, "{resp:#}");
+    assert_eq!(resp["schema_version"], "search_response.v1", "{resp:#}");
+    hit_paths(&resp)
+}
+
+fn ingest(kb: &Kb, tree: &Path, env: &[(&str, &str)]) -> Value {
+    let (report, code) = kb.json_with(&["ingest", tree.to_str().unwrap()], env);
+    assert_eq!(code, 0, "{report:#}");
+    report
+}
+
+#[test]
+fn the_index_in_postgresql_answers_as_sqlite_does_and_a_second_machine_follows_it() {
+    let cluster = Cluster::start();
+    let url = cluster.create_database("team");
+    let team: &[(&str, &str)] = &[("KEBAB_STORAGE_DATABASE", url.as_str())];
+    let tree = tempfile::tempdir().unwrap();
+    copy_tree(&sample_corpus(), tree.path());
+
+    let local = Kb::with_config(NO_EMBEDDINGS);
+    let first = Kb::with_config(NO_EMBEDDINGS);
+    let report = ingest(&first, tree.path(), team);
+    assert_eq!(
+        items(&report, "new").len(),
+        items(&ingest(&local, tree.path(), &[]), "new").len(),
+        "{report:#}"
+    );
+    assert!(
+        !first.data_dir().join("kebab.sqlite").exists(),
+        "the index is in PostgreSQL, not in the data directory"
+    );
+    for query in QUERIES {
+        let hits = search(&first, query, team);
+        assert!(!hits.is_empty(), "{query}");
+        assert_eq!(hits, search(&local, query, &[]), "{query}");
+    }
+    let (doctor, _) = first.json_with(&["doctor"], team);
+    let index = doctor_check(&doctor, "sqlite_open");
+    assert_eq!(index["ok"], true, "{index:#}");
+    assert!(
+        index["detail"]
+            .as_str()
+            .is_some_and(|d| d.starts_with("PostgreSQL postgres://kebab@")),
+        "{index:#}"
+    );
+
+    // Another machine: its own (empty) data directory, the same database.
+    let second = Kb::with_config(NO_EMBEDDINGS);
+    let again = ingest(&second, tree.path(), team);
+    assert_eq!(items(&again, "new").len(), 0, "{again:#}");
+    assert_eq!(items(&again, "updated").len(), 0, "{again:#}");
+    for query in QUERIES {
+        assert_eq!(
+            search(&second, query, team),
+            search(&first, query, team),
+            "{query}"
+        );
+    }
+
+    // The first machine changes a file; the second finds the new words
+    // without ingesting (it reads the change from PostgreSQL's log).
+    std::fs::write(
+        tree.path().join("kitchen/espresso.md"),
+        "# Espresso\n\nA capybara pulls the shot at nine bars.\n",
+    )
+    .unwrap();
+    let changed = ingest(&first, tree.path(), team);
+    assert_eq!(items(&changed, "updated").len(), 1, "{changed:#}");
+    assert_eq!(
+        search(&second, "capybara", team),
+        vec!["kitchen/espresso.md".to_string()]
+    );
+    std::fs::remove_file(tree.path().join("kitchen/espresso.md")).unwrap();
+    ingest(&first, tree.path(), team);
+    assert!(search(&second, "capybara", team).is_empty());
+}
+
+#[test]
+fn an_address_that_is_not_postgresql_is_refused_at_start() {
+    let kb = Kb::with_config(NO_EMBEDDINGS);
+    let (error, code) = kb.error(
+        &["search", "anything"],
+        &[("KEBAB_STORAGE_DATABASE", "mysql://root:hunter2@db/kebab")],
+    );
+    assert_eq!(code, 2, "{error:#}");
+    let message = error.to_string();
+    assert!(message.contains("[storage] database"), "{message}");
+    assert!(
+        !message.contains("hunter2"),
+        "the password is never shown: {message}"
+    );
+}
+
+#[test]
+fn a_database_that_cannot_be_reached_is_an_error_with_a_hint() {
+    let kb = Kb::with_config(NO_EMBEDDINGS);
+    let dir = tempfile::tempdir().unwrap();
+    let nowhere = format!(
+        "postgres://kebab:hunter2@localhost/team?host={}",
+        dir.path().display()
+    );
+    let (error, code) = kb.error(
+        &["search", "anything"],
+        &[("KEBAB_STORAGE_DATABASE", nowhere.as_str())],
+    );
+    assert_eq!(code, 2, "{error:#}");
+    assert_eq!(error["code"], "database", "{error:#}");
+    let message = error.to_string();
+    assert!(message.contains("postgresql"), "{message}");
+    assert!(
+        !message.contains("hunter2"),
+        "the password is never shown: {message}"
+    );
+}
