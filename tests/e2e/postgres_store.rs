@@ -137,3 +137,60 @@ fn a_database_that_cannot_be_reached_is_an_error_with_a_hint() {
         "the password is never shown: {message}"
     );
 }
+
+#[test]
+fn two_shards_on_two_machines_ingest_one_tree_at_once_into_one_index() {
+    let cluster = Cluster::start();
+    let url = cluster.create_database("team");
+    let team: &[(&str, &str)] = &[("KEBAB_STORAGE_DATABASE", url.as_str())];
+    let tree = tempfile::tempdir().unwrap();
+    copy_tree(&sample_corpus(), tree.path());
+    let local = Kb::with_config(NO_EMBEDDINGS);
+    let all = items(&ingest(&local, tree.path(), &[]), "new").len();
+
+    // Each shard on its own data directory (its own machine), both
+    // writing to the database at the same time.
+    let machines = [
+        Kb::with_config(NO_EMBEDDINGS),
+        Kb::with_config(NO_EMBEDDINGS),
+    ];
+    let running: Vec<_> = machines
+        .iter()
+        .zip(["0/2", "1/2"])
+        .map(|(kb, shard)| {
+            kb.cmd(&[
+                "--json",
+                "ingest",
+                tree.path().to_str().unwrap(),
+                "--shard",
+                shard,
+            ])
+            .envs(team.iter().copied())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap()
+        })
+        .collect();
+    let mut indexed = 0;
+    for child in running {
+        let out = child.wait_with_output().unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{stdout}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let report: Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
+        indexed += items(&report, "new").len();
+    }
+    assert_eq!(indexed, all);
+
+    // Both machines answer as the one-machine index: each one's lexical
+    // index took what it saw at its end, and follows the other's writes.
+    for query in QUERIES {
+        let hits = search(&machines[0], query, team);
+        assert_eq!(hits, search(&local, query, &[]), "{query}");
+        assert_eq!(hits, search(&machines[1], query, team), "{query}");
+    }
+}

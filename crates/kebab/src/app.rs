@@ -516,7 +516,16 @@ impl App {
             }
             None => self.store.free_root_name(&root_name_for(&dir))?,
         };
-        let root = self.store.add_root(&name, &dir, &exclude)?;
+        let root = match self.store.add_root(&name, &dir, &exclude) {
+            Ok(root) => root,
+            // Another machine ingesting into the same database added it
+            // meanwhile: the root for this directory is that one.
+            Err(StoreError::RootExists(taken)) => match self.store.root_containing(&dir)? {
+                Some(root) if root.path == dir => root,
+                _ => return Err(StoreError::RootExists(taken)),
+            },
+            Err(e) => return Err(e),
+        };
         tracing::info!(root = %root.name, path = %dir.display(), "root added");
         Ok(root)
     }

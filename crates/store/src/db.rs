@@ -210,7 +210,13 @@ impl Db {
             Conn::Sqlite(_) => {
                 "SELECT count(*) > 0 FROM sqlite_master WHERE type = 'table' AND name = ?1"
             }
-            Conn::Postgres(_) => "SELECT to_regclass(?1) IS NOT NULL",
+            // Read from the catalog table (this statement's snapshot), not
+            // through `to_regclass`, whose cache can still hold "missing"
+            // from before another session's commit.
+            Conn::Postgres(_) => {
+                "SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_tables
+                                WHERE schemaname = current_schema() AND tablename = ?1)"
+            }
         };
         self.query_row(sql, params![name], |r| r.get(0))
     }

@@ -325,11 +325,16 @@ fn insert_root(tx: &Db, name: &str, path: &Path, exclude: &[String]) -> Result<(
     if let Some(taken) = taken {
         return Err(StoreError::RootExists(taken));
     }
-    tx.execute(
+    // Another writer of a shared database may have added it since the
+    // check: then its root is the one that exists.
+    let added = tx.execute(
         "INSERT INTO roots (name, path, id_key, exclude_json, created_at)
-         VALUES (?1, ?2, ?1, ?3, ?4)",
+         VALUES (?1, ?2, ?1, ?3, ?4) ON CONFLICT DO NOTHING",
         params![name, path_text, json_text(&exclude), now_rfc3339()],
     )?;
+    if added == 0 {
+        return Err(StoreError::RootExists(name.to_string()));
+    }
     Ok(())
 }
 
