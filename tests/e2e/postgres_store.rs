@@ -3,7 +3,7 @@
 //! the data directory holds no SQLite file; a second machine (another
 //! data directory over the same database) finds every document already
 //! indexed, and follows a change the first one writes without ingesting
-//! it itself.
+//! it itself; a query replica that never ingested answers the same.
 
 use std::path::Path;
 
@@ -77,6 +77,17 @@ fn the_index_in_postgresql_answers_as_sqlite_does_and_a_second_machine_follows_i
     for query in QUERIES {
         assert_eq!(
             search(&second, query, team),
+            search(&first, query, team),
+            "{query}"
+        );
+    }
+
+    // A query replica: a data directory that never ingested answers the
+    // same (its lexical index is built from PostgreSQL at its first search).
+    let replica = Kb::with_config(NO_EMBEDDINGS);
+    for query in QUERIES {
+        assert_eq!(
+            search(&replica, query, team),
             search(&first, query, team),
             "{query}"
         );

@@ -15,6 +15,10 @@ use crate::postgres::Pg;
 /// prepared).
 const STATEMENT_CACHE: usize = 64;
 
+/// The PostgreSQL advisory lock every write transaction takes ("kebab" in
+/// ASCII: a number no other user of the database is likely to pick).
+const WRITER_LOCK: i64 = 0x6b_6562_6162;
+
 /// A parameter or column value.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Value {
@@ -328,13 +332,22 @@ impl Db {
     /// reads and then writes fails at once with "database is locked" when
     /// another writer got in between: SQLite bypasses the busy handler
     /// there because waiting could deadlock.
-    /// On PostgreSQL, a transaction at its default isolation (read
-    /// committed): concurrent writers meet at rows and unique keys.
+    ///
+    /// On PostgreSQL the same: the transaction first takes the database's
+    /// one writer lock (transaction-scoped, advisory), so writes from every
+    /// machine commit one at a time — in the order they drew their
+    /// change-log numbers, so a reader that sees a log row has seen every
+    /// lower one (see `lexical_sync`). Writes are short (one document);
+    /// parsing and embedding run outside them, in parallel.
     pub(crate) fn write_tx(&self) -> Result<Tx<'_>, DbError> {
-        self.begin(match self.conn {
-            Conn::Sqlite(_) => "BEGIN IMMEDIATE",
-            Conn::Postgres(_) => "BEGIN",
-        })
+        match self.conn {
+            Conn::Sqlite(_) => self.begin("BEGIN IMMEDIATE"),
+            Conn::Postgres(_) => {
+                let tx = self.begin("BEGIN")?;
+                tx.execute_batch(&format!("SELECT pg_advisory_xact_lock({WRITER_LOCK})"))?;
+                Ok(tx)
+            }
+        }
     }
 
     /// A read transaction: its statements see one snapshot.

@@ -9,6 +9,13 @@
 //! whose number is ahead of SQLite's (SQLite lost a transaction the index
 //! had, e.g. at a power cut) or behind the log's first row (changes were
 //! dropped unapplied) is rebuilt.
+//!
+//! On PostgreSQL (team mode) every machine keeps an index of its own and
+//! follows the one log, whose rows are not deleted by applying them; the
+//! last number is the log's sequence's. Write transactions commit one at
+//! a time under the database's writer lock ([`crate::db::Db::write_tx`]),
+//! so log rows become visible in the order of their numbers and applying
+//! "up to the highest row seen" never skips a row committed later.
 
 use std::path::Path;
 use std::time::Instant;
@@ -254,8 +261,31 @@ impl Store {
         Ok(sync)
     }
 
+    /// On PostgreSQL, where no FTS5 table stands in for it: bring this
+    /// machine's lexical index up to date from the log (building it when
+    /// there is none), so a machine that never ingested — a query replica
+    /// with an empty data directory — searches. Skipped (false) while
+    /// another process of this machine holds its writer lock: that
+    /// writer's run ends by doing the same.
+    pub(crate) fn derive_lexical_here(&self) -> Result<bool, StoreError> {
+        let Some(data_dir) = self.lexical_dir.as_deref().and_then(Path::parent) else {
+            return Ok(false);
+        };
+        let lock = crate::writer_lock::WriterLock::try_acquire(data_dir, "kebab (lexical index)")?;
+        let Some(_lock) = lock else {
+            return Ok(false);
+        };
+        let sync = self.apply_lexical()?;
+        tracing::info!(
+            applied = sync.applied,
+            chunks = sync.chunks,
+            "lexical index brought up to date from PostgreSQL"
+        );
+        Ok(true)
+    }
+
     /// Apply the log to the lexical index, or rebuild it ([`Store::sync_lexical`]).
-    fn apply_lexical(&mut self) -> Result<LexicalSync, StoreError> {
+    fn apply_lexical(&self) -> Result<LexicalSync, StoreError> {
         let Some(dir) = self.lexical_dir.clone() else {
             return Ok(LexicalSync::default());
         };

@@ -114,6 +114,9 @@ pub enum StoreError {
     /// missing row, a column of another type).
     #[error("database: {0}")]
     Db(DbError),
+    /// The data directory's writer lock could not be taken.
+    #[error(transparent)]
+    Lock(#[from] writer_lock::LockError),
     /// The lexical index failed ([`lexical`]).
     #[error(transparent)]
     Lexical(#[from] lexical::LexicalError),
@@ -246,10 +249,6 @@ pub struct Store {
     /// Counts this connection in [`OPEN_HERE`] (dropped after `conn`).
     _open_here: Option<OpenHere>,
 }
-
-/// The PostgreSQL advisory lock that migrations take (any number kebab
-/// alone uses: "kebab" in ASCII).
-const MIGRATION_LOCK: i64 = 0x6b_6562_6162;
 
 /// Index files this process has open through [`Store::open`], by the path
 /// they were opened by, with how many stores hold each. SQLite's locks
@@ -492,12 +491,7 @@ impl Store {
         }
         // Re-read the version under the write lock: two processes opening a
         // new index at once must not both apply the same migration.
-        // PostgreSQL has no database-wide write lock: a transaction-scoped
-        // advisory lock stands in for it.
         let tx = self.write_tx()?;
-        if tx.is_postgres() {
-            tx.execute_batch(&format!("SELECT pg_advisory_xact_lock({MIGRATION_LOCK})"))?;
-        }
         let current = schema_version_of(&tx)?;
         for &(id, name, sql) in migrations.iter().filter(|m| m.0 > current) {
             let wrap = |source| StoreError::Migration { name, source };
@@ -653,14 +647,6 @@ mod tests {
     }
     pub(crate) use on_both_backends;
 
-    /// Bring the lexical index up to date where nothing else answers a
-    /// lexical search (PostgreSQL has no FTS5 table to fall back on).
-    pub(crate) fn searchable(store: &mut Store) {
-        if store.conn.is_postgres() {
-            store.sync_lexical().unwrap();
-        }
-    }
-
     /// A new index at `path` holding the one root (`abs`, at `/abs`) the
     /// [`doc`]s belong to.
     pub(super) fn open_with_root(path: &Path) -> Store {
@@ -780,7 +766,6 @@ mod tests {
             );
             assert_eq!(store.counts().unwrap(), (2, 2));
             assert_eq!(store.full_text_damage().unwrap(), None);
-            crate::tests::searchable(store);
             let hits =
                 crate::tests::lexical_hits(store, &terms(&["zebra"]), 10, &ChunkFilter::default())
                     .unwrap();
@@ -815,7 +800,6 @@ mod tests {
                 store.replace_document(&other),
                 Err(StoreError::PathConflict { .. })
             ));
-            crate::tests::searchable(store);
             assert_eq!(
                 crate::tests::lexical_hits(store, &terms(&["x"]), 5, &ChunkFilter::default())
                     .unwrap()
@@ -1174,7 +1158,6 @@ mod tests {
                 d.trust_level = trust.into();
                 store.replace_document(&d).unwrap();
             }
-            crate::tests::searchable(store);
             let found = |filter: ChunkFilter| -> Vec<String> {
                 let mut paths: Vec<String> =
                     crate::tests::lexical_hits(store, &terms(&["walrus"]), 1, &filter)

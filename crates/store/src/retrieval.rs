@@ -177,6 +177,11 @@ impl Store {
             return Ok(hits);
         }
         if self.conn.is_postgres() {
+            if self.derive_lexical_here()?
+                && let Some(hits) = self.indexed_lexical_search(terms, k, filter)?
+            {
+                return Ok(hits);
+            }
             return Err(StoreError::LexicalBehind(
                 self.lexical_dir.clone().unwrap_or_default(),
             ));

@@ -417,7 +417,6 @@ mod tests {
                 roots: vec!["app".into()],
                 ..Default::default()
             };
-            crate::tests::searchable(store);
             let hits =
                 crate::tests::lexical_hits(store, &crate::tests::terms(&["readme"]), 5, &only_app)
                     .unwrap();

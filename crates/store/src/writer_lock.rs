@@ -106,6 +106,26 @@ impl WriterLock {
     }
 }
 
+impl WriterLock {
+    /// Take the writer lock of `data_dir` for `what` if no other process
+    /// holds it; `None` when one does (nothing waited for).
+    pub fn try_acquire(data_dir: &Path, what: &str) -> Result<Option<WriterLock>, LockError> {
+        let path = data_dir.join("writer.lock");
+        let io = |source| LockError::Io {
+            path: path.clone(),
+            source,
+        };
+        let mut file = lock_file::open(&path).map_err(io)?;
+        match file.try_lock() {
+            Ok(()) => {}
+            Err(TryLockError::WouldBlock) => return Ok(None),
+            Err(TryLockError::Error(e)) => return Err(io(e)),
+        }
+        lock_file::rewrite(&mut file, &format!("{}\n{what}\n", std::process::id())).map_err(io)?;
+        Ok(Some(WriterLock { _file: file }))
+    }
+}
+
 fn read_holder(file: &mut File) -> Holder {
     let text = lock_file::read(file);
     let mut lines = text.lines();
