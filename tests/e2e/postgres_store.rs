@@ -5,6 +5,7 @@
 //! indexed, and follows a change the first one writes without ingesting
 //! it itself; a query replica that never ingested answers the same.
 
+use std::collections::BTreeSet;
 use std::path::Path;
 
 use kebab_test_postgres::Cluster;
@@ -207,4 +208,171 @@ fn two_shards_on_two_machines_ingest_one_tree_at_once_into_one_index() {
         assert_eq!(hits, search(&local, query, &[]), "{query}");
         assert_eq!(hits, search(&machines[1], query, team), "{query}");
     }
+}
+
+/// Query replicas: two `kebab serve` on data directories that never
+/// ingested, over one database, answer alike and as the writer does,
+/// follow the writer's change within a bound, and one stopped leaves the
+/// other answering.
+#[test]
+fn two_serve_replicas_answer_alike_follow_a_write_and_outlive_each_other() {
+    use crate::serve::Server;
+    use std::time::{Duration, Instant};
+
+    let cluster = Cluster::start();
+    let url = cluster.create_database("team");
+    let team: &[(&str, &str)] = &[("KEBAB_STORAGE_DATABASE", url.as_str())];
+    let tree = tempfile::tempdir().unwrap();
+    copy_tree(&sample_corpus(), tree.path());
+    let writer = Kb::with_config(NO_EMBEDDINGS);
+    ingest(&writer, tree.path(), team);
+
+    let machines = [
+        Kb::with_config(NO_EMBEDDINGS),
+        Kb::with_config(NO_EMBEDDINGS),
+    ];
+    let replicas: Vec<Server> = machines
+        .iter()
+        .map(|kb| Server::start(kb, &["--stateless"], team))
+        .collect();
+    let ask = |replica: &Server, query: &str| -> Vec<String> {
+        hit_paths(&replica.get_json(&format!(
+            "/v1/search?q={}&k=5&mode=lexical",
+            query.replace(' ', "+")
+        )))
+    };
+    for query in QUERIES {
+        let expected = search(&writer, query, team);
+        assert!(!expected.is_empty(), "{query}");
+        for replica in &replicas {
+            assert_eq!(ask(replica, query), expected, "{query}");
+        }
+    }
+
+    // The writer adds a word; both replicas find it within the bound.
+    std::fs::write(
+        tree.path().join("tech/tcp-handshake.md"),
+        "# TCP\n\nThe okapi completes the three-way handshake.\n",
+    )
+    .unwrap();
+    ingest(&writer, tree.path(), team);
+    let written = Instant::now();
+    for replica in &replicas {
+        while ask(replica, "okapi") != ["tech/tcp-handshake.md"] {
+            assert!(
+                written.elapsed() < Duration::from_secs(5),
+                "a replica did not see the write within 5 s"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    // One replica stopped: the other keeps answering.
+    let mut replicas = replicas.into_iter();
+    drop(replicas.next());
+    let survivor = replicas.next().unwrap();
+    assert_eq!(ask(&survivor, "okapi"), ["tech/tcp-handshake.md"]);
+    assert_eq!(ask(&survivor, "tomato"), search(&writer, "tomato", team));
+}
+
+/// The indexed paths and the number of chunks, of a SQLite index.
+fn sqlite_contents(kb: &Kb) -> (BTreeSet<String>, i64) {
+    let db = rusqlite::Connection::open(kb.data_dir().join("kebab.sqlite")).unwrap();
+    let paths = db
+        .prepare("SELECT workspace_path FROM documents")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    let chunks = db
+        .query_row("SELECT count(*) FROM chunks", [], |r| r.get(0))
+        .unwrap();
+    (paths, chunks)
+}
+
+/// The same of the index in the database `team`, and its document rows.
+fn postgres_contents(cluster: &Cluster) -> ((BTreeSet<String>, i64), i64) {
+    let mut db = cluster.client("team");
+    let paths = db
+        .query("SELECT workspace_path FROM documents", &[])
+        .unwrap()
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    let count = |db: &mut kebab_test_postgres::postgres::Client, sql: &str| -> i64 {
+        db.query_one(sql, &[]).unwrap().get(0)
+    };
+    let chunks = count(&mut db, "SELECT count(*) FROM chunks");
+    let documents = count(&mut db, "SELECT count(*) FROM documents");
+    ((paths, chunks), documents)
+}
+
+/// A shard killed (SIGKILL) mid-run on one machine, then both shards at
+/// once on two: the index holds every document once, with every chunk.
+#[test]
+fn a_shard_killed_mid_run_and_run_again_beside_the_other_leaves_the_index_exact() {
+    use std::io::{BufRead, BufReader};
+    use std::process::Stdio;
+
+    let cluster = Cluster::start();
+    let url = cluster.create_database("team");
+    let team: &[(&str, &str)] = &[("KEBAB_STORAGE_DATABASE", url.as_str())];
+    let tree = tempfile::tempdir().unwrap();
+    for copy in 0..20 {
+        copy_tree(&sample_corpus(), &tree.path().join(format!("copy{copy}")));
+    }
+    let whole = Kb::with_config(NO_EMBEDDINGS);
+    ingest(&whole, tree.path(), &[]);
+    let expected = sqlite_contents(&whole);
+
+    let machines = [
+        Kb::with_config(NO_EMBEDDINGS),
+        Kb::with_config(NO_EMBEDDINGS),
+    ];
+    let dir = tree.path().to_str().unwrap();
+    let mut doomed = machines[0]
+        .cmd(&["--json", "ingest", dir, "--shard", "0/2"])
+        .envs(team.iter().copied())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let progress = BufReader::new(doomed.stdout.take().unwrap());
+    let mut started = 0;
+    for line in progress.lines() {
+        if line.unwrap().contains("asset_started") {
+            started += 1;
+        }
+        if started == 40 {
+            break;
+        }
+    }
+    doomed.kill().unwrap();
+    doomed.wait().unwrap();
+    let ((partial, _), _) = postgres_contents(&cluster);
+    assert!(
+        !partial.is_empty() && partial.len() < expected.0.len() / 2,
+        "killed after {} documents",
+        partial.len()
+    );
+
+    let runs: Vec<std::process::Child> = machines
+        .iter()
+        .zip(["0/2", "1/2"])
+        .map(|(kb, which)| {
+            kb.cmd(&["--json", "ingest", dir, "--shard", which])
+                .envs(team.iter().copied())
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for mut run in runs {
+        assert!(run.wait().unwrap().success());
+    }
+    let (contents, documents) = postgres_contents(&cluster);
+    assert_eq!(contents, expected);
+    assert_eq!(documents as usize, expected.0.len(), "no document twice");
 }

@@ -8,6 +8,8 @@
 //! to run as root).
 
 use std::path::{Path, PathBuf};
+
+pub use postgres;
 use std::process::Command;
 
 /// A running cluster.
@@ -60,10 +62,14 @@ impl Cluster {
         )
     }
 
+    /// A client of the database `name`, to look at what kebab wrote.
+    pub fn client(&self, name: &str) -> postgres::Client {
+        postgres::Client::connect(&self.url(name), postgres::NoTls).unwrap()
+    }
+
     /// A new, empty database `name`.
     pub fn create_database(&self, name: &str) -> String {
-        let mut client = postgres::Client::connect(&self.url("postgres"), postgres::NoTls).unwrap();
-        client
+        self.client("postgres")
             .batch_execute(&format!("CREATE DATABASE {name}"))
             .unwrap();
         self.url(name)
