@@ -400,3 +400,50 @@ fn a_server_started_while_the_store_is_down_finds_the_vectors_when_it_is_back() 
         std::thread::sleep(Duration::from_millis(500));
     }
 }
+
+/// Team mode whole: the index in PostgreSQL, the vectors in the bucket,
+/// two shards on two machines ingesting at once. Neither's reconciliation
+/// removes the vectors the other is writing: afterwards every chunk has
+/// exactly one vector (doctor, on both machines), and vector search
+/// answers alike on both.
+#[test]
+fn two_shards_sharing_postgresql_and_the_bucket_leave_one_vector_per_chunk() {
+    let s3 = S3::start();
+    let cluster = kebab_test_postgres::Cluster::start();
+    let mut env = aws_env(&s3.endpoint);
+    env.push(("KEBAB_STORAGE_DATABASE", cluster.create_database("team")));
+    let tree = tempfile::tempdir().unwrap();
+    for copy in 0..4 {
+        copy_tree(&sample_corpus(), &tree.path().join(format!("copy{copy}")));
+    }
+    let dir = tree.path().to_str().unwrap();
+    let machines = [team_kb("team"), team_kb("team")];
+    let runs: Vec<std::process::Child> = machines
+        .iter()
+        .zip(["0/2", "1/2"])
+        .map(|(kb, which)| {
+            kb.cmd(&["--json", "ingest", dir, "--shard", which])
+                .envs(pairs(&env))
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for run in runs {
+        let out = run.wait_with_output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    for kb in &machines {
+        let (doctor, _) = json(kb, &["doctor"], &env);
+        let vectors = doctor_check(&doctor, "embedding_model");
+        assert_eq!(vectors["ok"], true, "{vectors:#}");
+    }
+    let hits = vector_hits(&machines[0], "espresso extraction", &env);
+    assert!(!hits.is_empty());
+    assert_eq!(hits, vector_hits(&machines[1], "espresso extraction", &env));
+}

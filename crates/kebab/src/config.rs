@@ -395,6 +395,19 @@ impl Config {
                 crate::app::redacted(database)
             ));
         }
+        // Machines sharing a database share its record of which vectors
+        // exist: their tables must be one, or each would drop the others'.
+        if self.storage.database.is_some()
+            && self.storage.objects.is_none()
+            && !self.models.embedding.model.trim().is_empty()
+        {
+            return Err(
+                "[storage] database: the vectors must be shared too — set [storage] \
+                 objects = \"s3://bucket/prefix\" (or turn embeddings off with \
+                 [models.embedding] model = \"\")"
+                    .into(),
+            );
+        }
         if let Some(objects) = &self.storage.objects {
             VectorPlace::new(Some(objects), PathBuf::new())
                 .map_err(|e| format!("[storage] objects: {e}"))?;
@@ -829,6 +842,22 @@ mod tests {
         )
         .unwrap();
         assert_eq!(c.storage.objects.as_deref(), Some("s3://b/p"));
+    }
+
+    #[test]
+    fn a_database_is_postgresql_and_shares_the_vectors_too() {
+        let check = |toml: &str| toml::from_str::<Config>(toml).unwrap().check();
+        let pg = "[storage]\ndatabase = \"postgres://kb:secret@db/kebab\"\n";
+        let e = check(pg).unwrap_err();
+        assert!(e.contains("[storage] objects"), "{e}");
+        assert_eq!(check(&format!("{pg}objects = \"s3://b/p\"\n")), Ok(()));
+        assert_eq!(
+            check(&format!("{pg}[models.embedding]\nmodel = \"\"\n")),
+            Ok(())
+        );
+        let e = check("[storage]\ndatabase = \"mysql://kb:secret@db/kebab\"\n").unwrap_err();
+        assert!(e.starts_with("[storage] database:"), "{e}");
+        assert!(!e.contains("secret"), "{e}");
     }
 
     #[test]

@@ -453,6 +453,12 @@ impl Store {
         )?)
     }
 
+    /// Whether other machines write this index too (PostgreSQL, team
+    /// mode): what it holds can change between two reads of one pass.
+    pub fn is_shared(&self) -> bool {
+        self.conn.is_postgres()
+    }
+
     /// Whether this index was opened read-only.
     pub fn is_read_only(&self) -> bool {
         self.conn.is_read_only()

@@ -249,6 +249,13 @@ fn reconcile_rows(
     }
     stale.sort();
     stale.dedup();
+    if store.is_shared() {
+        // Another machine writes a vector before recording it: a row not
+        // recorded when this pass read the records may be one it is
+        // recording now. Only a row whose chunk is gone is stale here.
+        let live = store.admitted(&stale, &Default::default())?;
+        stale.retain(|id| !live.contains(id));
+    }
     vectors.delete_chunks(&stale)?;
     if !duplicated.is_empty() {
         vectors.delete_chunks(&duplicated)?;
