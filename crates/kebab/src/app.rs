@@ -201,22 +201,8 @@ pub fn open_store(config: &Config, paths: &Paths) -> Result<Store, StoreError> {
 /// database without its password.
 pub fn index_place(config: &Config, paths: &Paths) -> String {
     match &config.storage.database {
-        Some(url) => format!("PostgreSQL {}", redacted(url)),
+        Some(url) => format!("PostgreSQL {}", crate::config::redacted(url)),
         None => paths.sqlite().display().to_string(),
-    }
-}
-
-/// A database address with its password (if any) hidden.
-pub fn redacted(url: &str) -> String {
-    let Some((scheme, rest)) = url.split_once("://") else {
-        return url.to_string();
-    };
-    match rest.split_once('@') {
-        Some((user, host)) if user.contains(':') => {
-            let name = user.split(':').next().unwrap_or_default();
-            format!("{scheme}://{name}:***@{host}")
-        }
-        _ => url.to_string(),
     }
 }
 

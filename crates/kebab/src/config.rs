@@ -259,6 +259,20 @@ pub struct StorageConfig {
     pub database: Option<String>,
 }
 
+/// A database address with its password (if any) hidden.
+pub fn redacted(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_string();
+    };
+    match rest.split_once('@') {
+        Some((user, host)) if user.contains(':') => {
+            let name = user.split(':').next().unwrap_or_default();
+            format!("{scheme}://{name}:***@{host}")
+        }
+        _ => url.to_string(),
+    }
+}
+
 /// `[indexing]`: ingest behaviour.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(default)]
@@ -392,7 +406,7 @@ impl Config {
             return Err(format!(
                 "[storage] database: `{}` is not a PostgreSQL address; write \
                  postgres://user@host:5432/database",
-                crate::app::redacted(database)
+                redacted(database)
             ));
         }
         // Machines sharing a database share its record of which vectors

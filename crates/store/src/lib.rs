@@ -29,6 +29,7 @@ mod lookup;
 mod postgres;
 mod retrieval;
 mod roots;
+mod sql_value;
 mod stats;
 pub mod vector;
 pub mod writer_lock;
@@ -51,10 +52,10 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, PoisonError};
 
-pub use db::DbError;
 use db::{Db, Optional, params};
 use kebab_core::clock::now_rfc3339;
 use serde_json::Value;
+pub use sql_value::DbError;
 
 /// Numbered migrations, applied in order at open. Files are never edited
 /// after landing; a change is a new file.

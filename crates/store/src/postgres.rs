@@ -14,7 +14,7 @@ use std::error::Error;
 use postgres::fallible_iterator::FallibleIterator;
 use postgres::types::{FromSql, IsNull, ToSql, Type, to_sql_checked};
 
-use crate::db::{DbError, Value};
+use crate::sql_value::{DbError, Value};
 
 /// A connection to PostgreSQL with its prepared statements.
 pub(crate) struct Pg {
