@@ -11,7 +11,37 @@ use std::path::Path;
 use kebab_test_postgres::Cluster;
 use serde_json::Value;
 
-use crate::support::{Kb, NO_EMBEDDINGS, copy_tree, doctor_check, hit_paths, items, sample_corpus};
+use crate::support::{
+    Kb, NO_EMBEDDINGS, copy_tree, doctor_check, hit_paths, items, kill_after, sample_corpus,
+};
+
+/// A database on a throw-away cluster, and a tree to index: the sample
+/// corpus, once at its top or `copies` times in `copyN/` directories.
+struct Team {
+    cluster: Cluster,
+    url: String,
+    tree: tempfile::TempDir,
+}
+
+impl Team {
+    fn new(copies: Option<usize>) -> Team {
+        let cluster = Cluster::start();
+        let url = cluster.create_database("team");
+        let tree = tempfile::tempdir().unwrap();
+        match copies {
+            None => copy_tree(&sample_corpus(), tree.path()),
+            Some(n) => (0..n).for_each(|copy| {
+                copy_tree(&sample_corpus(), &tree.path().join(format!("copy{copy}")))
+            }),
+        }
+        Team { cluster, url, tree }
+    }
+
+    /// The environment that points kebab at the database.
+    fn env(&self) -> [(&str, &str); 1] {
+        [("KEBAB_STORAGE_DATABASE", self.url.as_str())]
+    }
+}
 
 const QUERIES: &[&str] = &[
     "espresso grind",
@@ -37,11 +67,8 @@ fn ingest(kb: &Kb, tree: &Path, env: &[(&str, &str)]) -> Value {
 
 #[test]
 fn the_index_in_postgresql_answers_as_sqlite_does_and_a_second_machine_follows_it() {
-    let cluster = Cluster::start();
-    let url = cluster.create_database("team");
-    let team: &[(&str, &str)] = &[("KEBAB_STORAGE_DATABASE", url.as_str())];
-    let tree = tempfile::tempdir().unwrap();
-    copy_tree(&sample_corpus(), tree.path());
+    let setup = Team::new(None);
+    let (team, tree) = (&setup.env(), &setup.tree);
 
     let local = Kb::with_config(NO_EMBEDDINGS);
     let first = Kb::with_config(NO_EMBEDDINGS);
@@ -155,11 +182,8 @@ fn a_database_that_cannot_be_reached_is_an_error_with_a_hint() {
 
 #[test]
 fn two_shards_on_two_machines_ingest_one_tree_at_once_into_one_index() {
-    let cluster = Cluster::start();
-    let url = cluster.create_database("team");
-    let team: &[(&str, &str)] = &[("KEBAB_STORAGE_DATABASE", url.as_str())];
-    let tree = tempfile::tempdir().unwrap();
-    copy_tree(&sample_corpus(), tree.path());
+    let setup = Team::new(None);
+    let (team, tree) = (&setup.env(), &setup.tree);
     let local = Kb::with_config(NO_EMBEDDINGS);
     let all = items(&ingest(&local, tree.path(), &[]), "new").len();
 
@@ -219,11 +243,8 @@ fn two_serve_replicas_answer_alike_follow_a_write_and_outlive_each_other() {
     use crate::serve::Server;
     use std::time::{Duration, Instant};
 
-    let cluster = Cluster::start();
-    let url = cluster.create_database("team");
-    let team: &[(&str, &str)] = &[("KEBAB_STORAGE_DATABASE", url.as_str())];
-    let tree = tempfile::tempdir().unwrap();
-    copy_tree(&sample_corpus(), tree.path());
+    let setup = Team::new(None);
+    let (team, tree) = (&setup.env(), &setup.tree);
     let writer = Kb::with_config(NO_EMBEDDINGS);
     ingest(&writer, tree.path(), team);
 
@@ -312,16 +333,10 @@ fn postgres_contents(cluster: &Cluster) -> ((BTreeSet<String>, i64), i64) {
 /// once on two: the index holds every document once, with every chunk.
 #[test]
 fn a_shard_killed_mid_run_and_run_again_beside_the_other_leaves_the_index_exact() {
-    use std::io::{BufRead, BufReader};
     use std::process::Stdio;
 
-    let cluster = Cluster::start();
-    let url = cluster.create_database("team");
-    let team: &[(&str, &str)] = &[("KEBAB_STORAGE_DATABASE", url.as_str())];
-    let tree = tempfile::tempdir().unwrap();
-    for copy in 0..20 {
-        copy_tree(&sample_corpus(), &tree.path().join(format!("copy{copy}")));
-    }
+    let setup = Team::new(Some(20));
+    let (team, tree, cluster) = (&setup.env(), &setup.tree, &setup.cluster);
     let whole = Kb::with_config(NO_EMBEDDINGS);
     ingest(&whole, tree.path(), &[]);
     let expected = sqlite_contents(&whole);
@@ -331,26 +346,14 @@ fn a_shard_killed_mid_run_and_run_again_beside_the_other_leaves_the_index_exact(
         Kb::with_config(NO_EMBEDDINGS),
     ];
     let dir = tree.path().to_str().unwrap();
-    let mut doomed = machines[0]
-        .cmd(&["--json", "ingest", dir, "--shard", "0/2"])
-        .envs(team.iter().copied())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let progress = BufReader::new(doomed.stdout.take().unwrap());
-    let mut started = 0;
-    for line in progress.lines() {
-        if line.unwrap().contains("asset_started") {
-            started += 1;
-        }
-        if started == 40 {
-            break;
-        }
-    }
-    doomed.kill().unwrap();
-    doomed.wait().unwrap();
-    let ((partial, _), _) = postgres_contents(&cluster);
+    kill_after(
+        machines[0]
+            .cmd(&["--json", "ingest", dir, "--shard", "0/2"])
+            .envs(team.iter().copied()),
+        "asset_started",
+        40,
+    );
+    let ((partial, _), _) = postgres_contents(cluster);
     assert!(
         !partial.is_empty() && partial.len() < expected.0.len() / 2,
         "killed after {} documents",
@@ -372,7 +375,7 @@ fn a_shard_killed_mid_run_and_run_again_beside_the_other_leaves_the_index_exact(
     for mut run in runs {
         assert!(run.wait().unwrap().success());
     }
-    let (contents, documents) = postgres_contents(&cluster);
+    let (contents, documents) = postgres_contents(cluster);
     assert_eq!(contents, expected);
     assert_eq!(documents as usize, expected.0.len(), "no document twice");
 }

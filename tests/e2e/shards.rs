@@ -4,12 +4,11 @@
 //! and a shard re-run after a crash finishes its part with nothing twice.
 
 use std::collections::BTreeSet;
-use std::io::{BufRead, BufReader};
 use std::process::Command;
 
 use serde_json::Value;
 
-use crate::support::{Kb, NO_EMBEDDINGS, chunk_count, copy_tree, items, sample_corpus};
+use crate::support::{Kb, NO_EMBEDDINGS, chunk_count, copy_tree, items, kill_after, sample_corpus};
 
 /// The indexed documents' paths and the number of chunks.
 fn contents(kb: &Kb) -> (BTreeSet<String>, u64) {
@@ -95,24 +94,11 @@ fn concurrent_shards_on_one_index_and_a_killed_shard_rerun_leave_it_exact() {
     let dir = tree.path().to_str().unwrap();
     // The first shard killed mid-run (SIGKILL: no chance to clean up),
     // once it has indexed some of its files.
-    let mut doomed = kb
-        .cmd(&["--json", "ingest", dir, "--shard", "0/2"])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let progress = BufReader::new(doomed.stdout.take().unwrap());
-    let mut started = 0;
-    for line in progress.lines() {
-        if line.unwrap().contains("asset_started") {
-            started += 1;
-        }
-        if started == 40 {
-            break;
-        }
-    }
-    doomed.kill().unwrap();
-    doomed.wait().unwrap();
+    kill_after(
+        &mut kb.cmd(&["--json", "ingest", dir, "--shard", "0/2"]),
+        "asset_started",
+        40,
+    );
     let (partial, _) = contents(&kb);
     assert!(
         !partial.is_empty() && partial.len() < expected.0.len() / 2,

@@ -606,3 +606,26 @@ pub fn cross_encoder_dir(fixture: &str) -> tempfile::TempDir {
     .unwrap();
     holder
 }
+
+/// Run `cmd` until its standard output has shown `marker` on `n` lines,
+/// then kill it (SIGKILL: no chance to clean up) and reap it.
+pub fn kill_after(cmd: &mut Command, marker: &str, n: usize) {
+    use std::io::{BufRead, BufReader};
+    let mut child = cmd
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let progress = BufReader::new(child.stdout.take().unwrap());
+    let mut seen = 0;
+    for line in progress.lines() {
+        if line.unwrap().contains(marker) {
+            seen += 1;
+        }
+        if seen == n {
+            break;
+        }
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+}
