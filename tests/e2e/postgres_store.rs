@@ -12,7 +12,8 @@ use kebab_test_postgres::Cluster;
 use serde_json::Value;
 
 use crate::support::{
-    Kb, NO_EMBEDDINGS, copy_tree, doctor_check, hit_paths, items, kill_after, sample_corpus,
+    Kb, NO_EMBEDDINGS, copy_tree, doctor_check, hit_paths, indexed_contents, items, kill_after,
+    sample_corpus,
 };
 
 /// A database on a throw-away cluster, and a tree to index: the sample
@@ -296,24 +297,9 @@ fn two_serve_replicas_answer_alike_follow_a_write_and_outlive_each_other() {
     assert_eq!(ask(&survivor, "tomato"), search(&writer, "tomato", team));
 }
 
-/// The indexed paths and the number of chunks, of a SQLite index.
-fn sqlite_contents(kb: &Kb) -> (BTreeSet<String>, i64) {
-    let db = rusqlite::Connection::open(kb.data_dir().join("kebab.sqlite")).unwrap();
-    let paths = db
-        .prepare("SELECT workspace_path FROM documents")
-        .unwrap()
-        .query_map([], |r| r.get(0))
-        .unwrap()
-        .collect::<Result<_, _>>()
-        .unwrap();
-    let chunks = db
-        .query_row("SELECT count(*) FROM chunks", [], |r| r.get(0))
-        .unwrap();
-    (paths, chunks)
-}
-
-/// The same of the index in the database `team`, and its document rows.
-fn postgres_contents(cluster: &Cluster) -> ((BTreeSet<String>, i64), i64) {
+/// The documents' paths and the number of chunks of the index in the
+/// database `team`, and its number of document rows.
+fn postgres_contents(cluster: &Cluster) -> ((BTreeSet<String>, u64), i64) {
     let mut db = cluster.client("team");
     let paths = db
         .query("SELECT workspace_path FROM documents", &[])
@@ -324,7 +310,7 @@ fn postgres_contents(cluster: &Cluster) -> ((BTreeSet<String>, i64), i64) {
     let count = |db: &mut kebab_test_postgres::postgres::Client, sql: &str| -> i64 {
         db.query_one(sql, &[]).unwrap().get(0)
     };
-    let chunks = count(&mut db, "SELECT count(*) FROM chunks");
+    let chunks = count(&mut db, "SELECT count(*) FROM chunks") as u64;
     let documents = count(&mut db, "SELECT count(*) FROM documents");
     ((paths, chunks), documents)
 }
@@ -339,7 +325,7 @@ fn a_shard_killed_mid_run_and_run_again_beside_the_other_leaves_the_index_exact(
     let (team, tree, cluster) = (&setup.env(), &setup.tree, &setup.cluster);
     let whole = Kb::with_config(NO_EMBEDDINGS);
     ingest(&whole, tree.path(), &[]);
-    let expected = sqlite_contents(&whole);
+    let expected = indexed_contents(&whole);
 
     let machines = [
         Kb::with_config(NO_EMBEDDINGS),

@@ -3,25 +3,13 @@
 //! they index exactly what one run does, run concurrently on one index,
 //! and a shard re-run after a crash finishes its part with nothing twice.
 
-use std::collections::BTreeSet;
 use std::process::Command;
 
 use serde_json::Value;
 
-use crate::support::{Kb, NO_EMBEDDINGS, chunk_count, copy_tree, items, kill_after, sample_corpus};
-
-/// The indexed documents' paths and the number of chunks.
-fn contents(kb: &Kb) -> (BTreeSet<String>, u64) {
-    let db = rusqlite::Connection::open(kb.data_dir().join("kebab.sqlite")).unwrap();
-    let docs = db
-        .prepare("SELECT workspace_path FROM documents")
-        .unwrap()
-        .query_map([], |r| r.get(0))
-        .unwrap()
-        .collect::<Result<_, _>>()
-        .unwrap();
-    (docs, chunk_count(kb))
-}
+use crate::support::{
+    Kb, NO_EMBEDDINGS, copy_tree, indexed_contents, items, kill_after, sample_corpus,
+};
 
 fn shard(kb: &Kb, dir: &std::path::Path, which: &str) -> Value {
     let (report, code) = kb.json(&["ingest", dir.to_str().unwrap(), "--shard", which]);
@@ -35,12 +23,12 @@ fn shards_together_index_what_one_run_does_and_each_removes_only_its_own() {
     copy_tree(&sample_corpus(), tree.path());
     let whole = Kb::with_config(NO_EMBEDDINGS);
     whole.ingest(tree.path());
-    let (all_docs, all_chunks) = contents(&whole);
+    let (all_docs, all_chunks) = indexed_contents(&whole);
 
     let kb = Kb::with_config(NO_EMBEDDINGS);
     let first = shard(&kb, tree.path(), "0/3");
     assert_eq!(first["scope"]["shard"], "0/3", "{first:#}");
-    let (after_first, _) = contents(&kb);
+    let (after_first, _) = indexed_contents(&kb);
     assert!(
         !after_first.is_empty() && after_first.len() < all_docs.len(),
         "{after_first:?}"
@@ -53,7 +41,7 @@ fn shards_together_index_what_one_run_does_and_each_removes_only_its_own() {
         assert_eq!(items(&report, "removed").len(), 0, "{report:#}");
     }
     assert_eq!(indexed, all_docs.len());
-    assert_eq!(contents(&kb), (all_docs.clone(), all_chunks));
+    assert_eq!(indexed_contents(&kb), (all_docs.clone(), all_chunks));
 
     // A file deleted: only the shard it falls to removes it.
     let gone = "kitchen/espresso.md";
@@ -68,7 +56,7 @@ fn shards_together_index_what_one_run_does_and_each_removes_only_its_own() {
     }
     assert_eq!(removed.len(), 1, "{removed:?}");
     assert_eq!(removed[0].1, gone);
-    let (docs, _) = contents(&kb);
+    let (docs, _) = indexed_contents(&kb);
     assert_eq!(docs.len(), all_docs.len() - 1);
     assert!(!docs.contains(gone));
 
@@ -88,7 +76,7 @@ fn concurrent_shards_on_one_index_and_a_killed_shard_rerun_leave_it_exact() {
     }
     let whole = Kb::with_config(NO_EMBEDDINGS);
     whole.ingest(tree.path());
-    let expected = contents(&whole);
+    let expected = indexed_contents(&whole);
 
     let kb = Kb::with_config(NO_EMBEDDINGS);
     let dir = tree.path().to_str().unwrap();
@@ -99,7 +87,7 @@ fn concurrent_shards_on_one_index_and_a_killed_shard_rerun_leave_it_exact() {
         "asset_started",
         40,
     );
-    let (partial, _) = contents(&kb);
+    let (partial, _) = indexed_contents(&kb);
     assert!(
         !partial.is_empty() && partial.len() < expected.0.len() / 2,
         "killed after {} documents",
@@ -120,5 +108,5 @@ fn concurrent_shards_on_one_index_and_a_killed_shard_rerun_leave_it_exact() {
     for mut run in runs {
         assert!(run.wait().unwrap().success());
     }
-    assert_eq!(contents(&kb), expected);
+    assert_eq!(indexed_contents(&kb), expected);
 }

@@ -629,3 +629,16 @@ pub fn kill_after(cmd: &mut Command, marker: &str, n: usize) {
     child.kill().unwrap();
     child.wait().unwrap();
 }
+
+/// The documents' paths and the number of chunks of `kb`'s SQLite index.
+pub fn indexed_contents(kb: &Kb) -> (std::collections::BTreeSet<String>, u64) {
+    let db = rusqlite::Connection::open(kb.data_dir().join("kebab.sqlite")).unwrap();
+    let docs = db
+        .prepare("SELECT workspace_path FROM documents")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    (docs, chunk_count(kb))
+}
