@@ -262,18 +262,35 @@ impl Store {
 
     /// Stored answers, newest first (for inspection and tests).
     pub fn recent_answers(&self, limit: usize) -> Result<Vec<Value>, StoreError> {
-        let stmt = self.conn.prepare(
-            "SELECT json_object('trace_id', trace_id, 'query', query, 'answer', answer, 'grounded', grounded,
-                                'refusal_reason', refusal_reason, 'citations', json(citations_json),
-                                'chunks_used', chunks_used, 'top_score', top_score,
-                                'conversation_id', conversation_id, 'turn_index', turn_index,
-                                'prompt_template_version', prompt_template_version,
-                                'hops', json(hops_json), 'verification', json(verification_json))
+        let json = |text: Option<String>| {
+            text.and_then(|t| serde_json::from_str(&t).ok())
+                .unwrap_or(Value::Null)
+        };
+        let rows = self.conn.query_map(
+            "SELECT trace_id, query, answer, grounded, refusal_reason, citations_json, chunks_used,
+                    top_score, conversation_id, turn_index, prompt_template_version, hops_json,
+                    verification_json
              FROM answers ORDER BY created_at DESC, rowid DESC LIMIT ?1",
+            params![limit as i64],
+            |r| {
+                Ok(serde_json::json!({
+                    "trace_id": r.get::<String>(0)?,
+                    "query": r.get::<String>(1)?,
+                    "answer": r.get::<String>(2)?,
+                    "grounded": r.get::<i64>(3)?,
+                    "refusal_reason": r.get::<Option<String>>(4)?,
+                    "citations": json(r.get(5)?),
+                    "chunks_used": r.get::<i64>(6)?,
+                    "top_score": r.get::<f64>(7)?,
+                    "conversation_id": r.get::<Option<String>>(8)?,
+                    "turn_index": r.get::<Option<i64>>(9)?,
+                    "prompt_template_version": r.get::<String>(10)?,
+                    "hops": json(r.get(11)?),
+                    "verification": json(r.get(12)?),
+                }))
+            },
         )?;
-        let rows = stmt.query_map(params![limit as i64], |r| r.get::<String>(0))?;
-        rows.map(|r| Ok(serde_json::from_str(&r?).unwrap_or(Value::Null)))
-            .collect()
+        Ok(rows.collect::<Result<_, _>>()?)
     }
 }
 

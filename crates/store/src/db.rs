@@ -274,6 +274,9 @@ impl Db {
     }
 
     fn begin(&self, sql: &str) -> Result<Tx<'_>, DbError> {
+        if self.in_tx.get() {
+            return Err(DbError::NestedTransaction);
+        }
         self.execute_batch(sql)?;
         self.in_tx.set(true);
         Ok(Tx { db: self })

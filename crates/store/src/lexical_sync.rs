@@ -289,6 +289,12 @@ impl Store {
         let Some(dir) = self.lexical_dir.clone() else {
             return Ok(LexicalSync::default());
         };
+        // On PostgreSQL other machines commit meanwhile: every read below
+        // sees one snapshot (SQLite's writer holds the writer lock).
+        let _snapshot = match self.conn.is_postgres() {
+            true => Some(self.conn.read_tx()?),
+            false => None,
+        };
         let started = Instant::now();
         let span = log_span(&self.conn)?;
         let chunks: i64 = self
@@ -335,9 +341,12 @@ impl Store {
 
     /// Whether every chunk has a row in the log (an index never built).
     fn every_chunk_logged(&self) -> Result<bool, StoreError> {
+        // An anti-join both engines plan as one (hashed or indexed) pass,
+        // however long the log (on PostgreSQL it is never trimmed).
         Ok(self.conn.query_row(
-            "SELECT NOT EXISTS (SELECT 1 FROM chunks
-                                WHERE rowid NOT IN (SELECT chunk_rowid FROM lexical_log))",
+            "SELECT NOT EXISTS (SELECT 1 FROM chunks c
+                                LEFT JOIN lexical_log l ON l.chunk_rowid = c.rowid
+                                WHERE l.chunk_rowid IS NULL)",
             [],
             |r| r.get(0),
         )?)
@@ -354,22 +363,25 @@ impl Store {
         if let Some(why) = out_of_step(&self.conn, reader.seq(), log_span(&self.conn)?)? {
             return Err(crate::lexical::LexicalError::Foreign(why).into());
         }
-        let Some(upto) = upto else {
+        // Only the rows after the index's own commit: on PostgreSQL the
+        // log keeps every row ever written.
+        let from = reader.seq();
+        let Some(upto) = upto.filter(|upto| *upto > from) else {
             return Ok((0, reader.num_docs()));
         };
         drop(reader);
         let rowids: Vec<i64> = self
             .conn
-            .prepare("SELECT DISTINCT chunk_rowid FROM lexical_log WHERE seq <= ?1")?
-            .query_map(params![upto], |r| r.get(0))?
+            .prepare("SELECT DISTINCT chunk_rowid FROM lexical_log WHERE seq > ?1 AND seq <= ?2")?
+            .query_map(params![from, upto], |r| r.get(0))?
             .collect::<Result<_, _>>()?;
         let mut writer = LexicalWriter::open(dir, rowids.len() > MANY_CHANGES)?;
         for rowid in &rowids {
             writer.delete(*rowid)?;
         }
         self.each_chunk(
-            "WHERE rowid IN (SELECT chunk_rowid FROM lexical_log WHERE seq <= ?1)",
-            params![upto],
+            "WHERE rowid IN (SELECT chunk_rowid FROM lexical_log WHERE seq > ?1 AND seq <= ?2)",
+            params![from, upto],
             |rowid, text| Ok(writer.add(rowid, text)?),
         )?;
         let entries = writer.commit(upto, |rowid| self.indexed_text_of(rowid))?;
@@ -413,7 +425,14 @@ impl Store {
     fn rebuild_lexical(&self, dir: &Path) -> Result<u64, StoreError> {
         clear_leftovers(dir)?;
         let building = building_dir(dir);
-        let seq = last_seq(&self.conn)?;
+        // The changes the chunks read below hold: SQLite's last number
+        // (its writer lock keeps others out); on PostgreSQL the last row
+        // of this snapshot, as a number drawn by another machine's
+        // uncommitted write is not in the chunks read.
+        let seq = match self.conn.is_postgres() {
+            false => last_seq(&self.conn)?,
+            true => log_span(&self.conn)?.map_or(0, |(_, last)| last),
+        };
         // Two passes over the chunks: their groups counted, then written.
         let mut counted = CountedGroups::default();
         self.each_chunk("", [], |_, text| {

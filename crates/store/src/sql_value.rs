@@ -23,6 +23,10 @@ pub enum DbError {
     /// PostgreSQL reported an error.
     #[error("postgresql: {}", postgres_reason(.0))]
     Postgres(#[from] postgres::Error),
+    /// A transaction begun while one is open on the connection
+    /// (PostgreSQL would only warn, and end the outer one early).
+    #[error("a transaction is already open on this connection")]
+    NestedTransaction,
     /// A one-row query found none.
     #[error("the query returned no row")]
     NoRow,

@@ -237,6 +237,10 @@ fn reconcile_rows(
     key: ModelKey<'_>,
 ) -> Result<usize, DerivedError> {
     let recorded = store.embedded_chunk_ids(key)?;
+    if store.is_shared() {
+        // The rows other machines recorded before that read: in view.
+        vectors.refresh()?;
+    }
     let mut seen = HashSet::new();
     let mut stale = Vec::new();
     let mut duplicated = Vec::new();
