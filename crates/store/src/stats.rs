@@ -27,9 +27,11 @@ impl Store {
     /// A number that changes whenever another connection commits to the
     /// database, so a long-lived reader can tell cheaply whether anything
     /// was written since it last looked: SQLite's `data_version`; on
-    /// PostgreSQL the next transaction id (which any write anywhere in
-    /// the cluster moves: a change noticed more often than needed, never
-    /// missed).
+    /// PostgreSQL the snapshot's next transaction id, which any write
+    /// anywhere in the cluster moves — noticed more often than needed,
+    /// but a commit that finishes after a later one can go unnoticed
+    /// until the next write (readers of the vectors refresh every second
+    /// regardless).
     pub fn data_version(&self) -> Result<i64, StoreError> {
         let sql = match self.conn.is_postgres() {
             false => "PRAGMA data_version",
