@@ -365,3 +365,38 @@ fn a_shard_killed_mid_run_and_run_again_beside_the_other_leaves_the_index_exact(
     assert_eq!(contents, expected);
     assert_eq!(documents as usize, expected.0.len(), "no document twice");
 }
+
+/// Several first searches at once on a machine that never ingested: one
+/// builds the lexical index, the others wait for it; all answer.
+#[test]
+fn first_searches_at_once_on_a_new_replica_all_answer() {
+    let setup = Team::new(Some(20));
+    let (team, tree) = (&setup.env(), &setup.tree);
+    let writer = Kb::with_config(NO_EMBEDDINGS);
+    ingest(&writer, tree.path(), team);
+    let expected = search(&writer, "espresso grind", team);
+
+    let replica = Kb::with_config(NO_EMBEDDINGS);
+    let searches: Vec<std::process::Child> = (0..4)
+        .map(|_| {
+            replica
+                .cmd(&["--json", "search", "espresso grind", "--k", "5"])
+                .envs(team.iter().copied())
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for child in searches {
+        let out = child.wait_with_output().unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{stdout}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let resp: Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
+        assert_eq!(hit_paths(&resp), expected);
+    }
+}

@@ -68,6 +68,11 @@ const MANY_CHANGES: usize = 10_000;
 /// [`crate::LEXICAL_MAX_PENDING`].
 pub const LEXICAL_APPLY_EVERY: usize = 5_000;
 
+/// How long a search waits for another process (or thread) of its
+/// machine that holds the writer lock before answering that the lexical
+/// index is behind ([`Store::derive_lexical_here`]).
+const DERIVE_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// The last `lexical_log` sequence number handed out (0 before the first
 /// row), whether or not its row is still there.
 fn last_seq(conn: &Db) -> Result<i64, StoreError> {
@@ -264,14 +269,19 @@ impl Store {
     /// On PostgreSQL, where no FTS5 table stands in for it: bring this
     /// machine's lexical index up to date from the log (building it when
     /// there is none), so a machine that never ingested — a query replica
-    /// with an empty data directory — searches. Skipped (false) while
-    /// another process of this machine holds its writer lock: that
-    /// writer's run ends by doing the same.
+    /// with an empty data directory — searches. Another search building it
+    /// meanwhile is waited for (up to [`DERIVE_WAIT`]); skipped (false)
+    /// when the lock stays held longer, by an ingest say, whose run ends
+    /// by doing the same.
     pub(crate) fn derive_lexical_here(&self) -> Result<bool, StoreError> {
         let Some(data_dir) = self.lexical_dir.as_deref().and_then(Path::parent) else {
             return Ok(false);
         };
-        let lock = crate::writer_lock::WriterLock::try_acquire(data_dir, "kebab (lexical index)")?;
+        let lock = crate::writer_lock::WriterLock::acquire_within(
+            data_dir,
+            "kebab (lexical index)",
+            DERIVE_WAIT,
+        )?;
         let Some(_lock) = lock else {
             return Ok(false);
         };

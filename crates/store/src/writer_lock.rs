@@ -107,19 +107,29 @@ impl WriterLock {
 }
 
 impl WriterLock {
-    /// Take the writer lock of `data_dir` for `what` if no other process
-    /// holds it; `None` when one does (nothing waited for).
-    pub fn try_acquire(data_dir: &Path, what: &str) -> Result<Option<WriterLock>, LockError> {
+    /// Take the writer lock of `data_dir` for `what`, waiting at most
+    /// `wait` for another holder to let it go; `None` when it did not.
+    pub fn acquire_within(
+        data_dir: &Path,
+        what: &str,
+        wait: Duration,
+    ) -> Result<Option<WriterLock>, LockError> {
         let path = data_dir.join("writer.lock");
         let io = |source| LockError::Io {
             path: path.clone(),
             source,
         };
         let mut file = lock_file::open(&path).map_err(io)?;
-        match file.try_lock() {
-            Ok(()) => {}
-            Err(TryLockError::WouldBlock) => return Ok(None),
-            Err(TryLockError::Error(e)) => return Err(io(e)),
+        let deadline = std::time::Instant::now() + wait;
+        loop {
+            match file.try_lock() {
+                Ok(()) => break,
+                Err(TryLockError::WouldBlock) if std::time::Instant::now() < deadline => {
+                    std::thread::sleep(RETRY)
+                }
+                Err(TryLockError::WouldBlock) => return Ok(None),
+                Err(TryLockError::Error(e)) => return Err(io(e)),
+            }
         }
         lock_file::rewrite(&mut file, &format!("{}\n{what}\n", std::process::id())).map_err(io)?;
         Ok(Some(WriterLock { _file: file }))
