@@ -60,6 +60,29 @@ fn search(kb: &Kb, query: &str, env: &[(&str, &str)]) -> Vec<String> {
     hit_paths(&resp)
 }
 
+/// `kebab --json ARGS` on `kb` with `env`, started (not waited for), its
+/// output read by [`finished`].
+fn started(kb: &Kb, args: &[&str], env: &[(&str, &str)]) -> std::process::Child {
+    kb.cmd(&[&["--json"], args].concat())
+        .envs(env.iter().copied())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// A run from [`started`], waited for: it must succeed; its last line.
+fn finished(child: std::process::Child) -> Value {
+    let out = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_str(stdout.lines().last().unwrap()).unwrap()
+}
+
 fn ingest(kb: &Kb, tree: &Path, env: &[(&str, &str)]) -> Value {
     let (report, code) = kb.json_with(&["ingest", tree.to_str().unwrap()], env);
     assert_eq!(code, 0, "{report:#}");
@@ -194,35 +217,15 @@ fn two_shards_on_two_machines_ingest_one_tree_at_once_into_one_index() {
         Kb::with_config(NO_EMBEDDINGS),
         Kb::with_config(NO_EMBEDDINGS),
     ];
+    let dir = tree.path().to_str().unwrap();
     let running: Vec<_> = machines
         .iter()
         .zip(["0/2", "1/2"])
-        .map(|(kb, shard)| {
-            kb.cmd(&[
-                "--json",
-                "ingest",
-                tree.path().to_str().unwrap(),
-                "--shard",
-                shard,
-            ])
-            .envs(team.iter().copied())
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .unwrap()
-        })
+        .map(|(kb, shard)| started(kb, &["ingest", dir, "--shard", shard], team))
         .collect();
     let mut indexed = 0;
     for child in running {
-        let out = child.wait_with_output().unwrap();
-        let stdout = String::from_utf8_lossy(&out.stdout);
-        assert!(
-            out.status.success(),
-            "{stdout}{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let report: Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
-        indexed += items(&report, "new").len();
+        indexed += items(&finished(child), "new").len();
     }
     assert_eq!(indexed, all);
 
@@ -378,25 +381,9 @@ fn first_searches_at_once_on_a_new_replica_all_answer() {
 
     let replica = Kb::with_config(NO_EMBEDDINGS);
     let searches: Vec<std::process::Child> = (0..4)
-        .map(|_| {
-            replica
-                .cmd(&["--json", "search", "espresso grind", "--k", "5"])
-                .envs(team.iter().copied())
-                .stdout(std::process::Stdio::piped())
-                .stderr(std::process::Stdio::piped())
-                .spawn()
-                .unwrap()
-        })
+        .map(|_| started(&replica, &["search", "espresso grind", "--k", "5"], team))
         .collect();
     for child in searches {
-        let out = child.wait_with_output().unwrap();
-        let stdout = String::from_utf8_lossy(&out.stdout);
-        assert!(
-            out.status.success(),
-            "{stdout}{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let resp: Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
-        assert_eq!(hit_paths(&resp), expected);
+        assert_eq!(hit_paths(&finished(child)), expected);
     }
 }

@@ -184,7 +184,7 @@ impl Store {
     /// never shows as rows out of step. For readers; the rebuild is
     /// [`Store::heal_full_text`]'s, by the same rule.
     pub fn full_text_damage(&self) -> Result<Option<String>, StoreError> {
-        if self.conn.is_postgres() {
+        if !self.has_full_text_table() {
             return Ok(None);
         }
         let defined = defined_objects()?;
@@ -198,7 +198,7 @@ impl Store {
     /// of the chunks (see the module doc). Meant for a writer holding the
     /// writer lock; one transaction. What was wrong, when anything was.
     pub fn heal_full_text(&mut self) -> Result<Option<String>, StoreError> {
-        if self.conn.is_postgres() {
+        if !self.has_full_text_table() {
             return Ok(None);
         }
         let defined = defined_objects()?;

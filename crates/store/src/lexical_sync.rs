@@ -335,7 +335,15 @@ impl Store {
             if let Some(why) = &why {
                 tracing::warn!(reason = %why, "rebuilding the lexical index from the chunks");
             }
-            sync.chunks = self.rebuild_lexical(&dir)?;
+            // The changes the chunks read hold: SQLite's last number (its
+            // writer lock keeps others out); on PostgreSQL the last row of
+            // this snapshot, as a number drawn by another machine's
+            // uncommitted write is not in the chunks read.
+            let upto = match self.conn.is_postgres() {
+                false => last_seq(&self.conn)?,
+                true => span.map_or(0, |(_, last)| last),
+            };
+            sync.chunks = self.rebuild_lexical(&dir, upto)?;
             sync.rebuilt = why;
         }
         // On PostgreSQL every machine keeps a lexical index of its own,
@@ -430,19 +438,12 @@ impl Store {
         })
     }
 
-    /// Build the index afresh from every chunk beside `dir`, then put it
-    /// in its place; the chunks it holds.
-    fn rebuild_lexical(&self, dir: &Path) -> Result<u64, StoreError> {
+    /// Build the index afresh from every chunk beside `dir`, recording
+    /// that it holds the log's changes up to `seq`, then put it in its
+    /// place; the chunks it holds.
+    fn rebuild_lexical(&self, dir: &Path, seq: i64) -> Result<u64, StoreError> {
         clear_leftovers(dir)?;
         let building = building_dir(dir);
-        // The changes the chunks read below hold: SQLite's last number
-        // (its writer lock keeps others out); on PostgreSQL the last row
-        // of this snapshot, as a number drawn by another machine's
-        // uncommitted write is not in the chunks read.
-        let seq = match self.conn.is_postgres() {
-            false => last_seq(&self.conn)?,
-            true => log_span(&self.conn)?.map_or(0, |(_, last)| last),
-        };
         // Two passes over the chunks: their groups counted, then written.
         let mut counted = CountedGroups::default();
         self.each_chunk("", [], |_, text| {

@@ -454,6 +454,13 @@ impl Store {
         )?)
     }
 
+    /// Whether the index has SQLite's full-text table (FTS5), which
+    /// search falls back on while the lexical index cannot answer: not on
+    /// PostgreSQL.
+    pub fn has_full_text_table(&self) -> bool {
+        !self.conn.is_postgres()
+    }
+
     /// Whether other machines write this index too (PostgreSQL, team
     /// mode): what it holds can change between two reads of one pass.
     pub fn is_shared(&self) -> bool {

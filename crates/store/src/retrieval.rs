@@ -176,7 +176,7 @@ impl Store {
         if let Some(hits) = self.indexed_lexical_search(terms, k, filter)? {
             return Ok(hits);
         }
-        if self.conn.is_postgres() {
+        if !self.has_full_text_table() {
             if self.derive_lexical_here()?
                 && let Some(hits) = self.indexed_lexical_search(terms, k, filter)?
             {

@@ -68,45 +68,30 @@ impl WriterLock {
         cancel: &AtomicBool,
         on_wait: &mut dyn FnMut(&Holder),
     ) -> Result<WriterLock, LockError> {
-        let path = data_dir.join("writer.lock");
-        let io = |source| LockError::Io {
-            path: path.clone(),
-            source,
-        };
-        let mut file = lock_file::open(&path).map_err(io)?;
         let mut told = false;
-        loop {
-            match file.try_lock() {
-                Ok(()) => break,
-                Err(TryLockError::WouldBlock) => {
-                    if let Some(other) = lock_file::holders(&file)
-                        .into_iter()
-                        .find(|h| h.is_other_user())
-                    {
-                        return Err(LockError::OtherUser {
-                            path,
-                            pid: other.pid,
-                            uid: other.uid.unwrap_or_default(),
-                        });
-                    }
-                    if !told {
-                        on_wait(&read_holder(&mut file));
-                        told = true;
-                    }
-                    if cancel.load(Ordering::Relaxed) {
-                        return Err(LockError::Interrupted);
-                    }
-                    std::thread::sleep(RETRY);
-                }
-                Err(TryLockError::Error(e)) => return Err(io(e)),
+        let lock = WriterLock::take(data_dir, what, |path, file| {
+            if let Some(other) = lock_file::holders(file)
+                .into_iter()
+                .find(|h| h.is_other_user())
+            {
+                return Err(LockError::OtherUser {
+                    path: path.to_path_buf(),
+                    pid: other.pid,
+                    uid: other.uid.unwrap_or_default(),
+                });
             }
-        }
-        lock_file::rewrite(&mut file, &format!("{}\n{what}\n", std::process::id())).map_err(io)?;
-        Ok(WriterLock { _file: file })
+            if !told {
+                on_wait(&read_holder(file));
+                told = true;
+            }
+            match cancel.load(Ordering::Relaxed) {
+                true => Err(LockError::Interrupted),
+                false => Ok(true),
+            }
+        })?;
+        Ok(lock.expect("acquire waits until it holds the lock"))
     }
-}
 
-impl WriterLock {
     /// Take the writer lock of `data_dir` for `what`, waiting at most
     /// `wait` for another holder to let it go; `None` when it did not.
     pub fn acquire_within(
@@ -114,20 +99,34 @@ impl WriterLock {
         what: &str,
         wait: Duration,
     ) -> Result<Option<WriterLock>, LockError> {
+        let deadline = std::time::Instant::now() + wait;
+        WriterLock::take(data_dir, what, |_, _| {
+            Ok(std::time::Instant::now() < deadline)
+        })
+    }
+
+    /// Take the lock file of `data_dir`, asking `keep_waiting` (with the
+    /// file's path and the open file) each time another holds it whether
+    /// to try again after [`RETRY`]; `None` when it says no. The holder's
+    /// pid and `what` are written into the file.
+    fn take(
+        data_dir: &Path,
+        what: &str,
+        mut keep_waiting: impl FnMut(&Path, &mut File) -> Result<bool, LockError>,
+    ) -> Result<Option<WriterLock>, LockError> {
         let path = data_dir.join("writer.lock");
         let io = |source| LockError::Io {
             path: path.clone(),
             source,
         };
         let mut file = lock_file::open(&path).map_err(io)?;
-        let deadline = std::time::Instant::now() + wait;
         loop {
             match file.try_lock() {
                 Ok(()) => break,
-                Err(TryLockError::WouldBlock) if std::time::Instant::now() < deadline => {
-                    std::thread::sleep(RETRY)
-                }
-                Err(TryLockError::WouldBlock) => return Ok(None),
+                Err(TryLockError::WouldBlock) => match keep_waiting(&path, &mut file)? {
+                    true => std::thread::sleep(RETRY),
+                    false => return Ok(None),
+                },
                 Err(TryLockError::Error(e)) => return Err(io(e)),
             }
         }

@@ -183,7 +183,7 @@ fn index_checks(app: &App) -> Vec<(&'static str, CheckResult)> {
     }
     if out[0].1.is_ok() {
         // PostgreSQL has no full-text table: the lexical index answers.
-        let full_text = app.config.storage.database.is_none();
+        let full_text = app.store.has_full_text_table();
         if full_text {
             out.insert(1, ("full_text_index", full_text_check(app)));
         }
